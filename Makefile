@@ -1,0 +1,27 @@
+# Thin wrapper over CMake so the two everyday commands are one word each:
+#   make bench   builds and runs the benchmark (GPU if present, else CPU backend)
+#   make test    builds and runs every test (GPU tests report skipped without a GPU)
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+BENCH_ARGS ?= --kernel all
+
+.PHONY: build bench test gpu-check clean
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+bench: build
+	$(BUILD)/tools/esmm bench $(BENCH_ARGS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Build, full test suite and the ladder benchmark on a GPU machine; logs and
+# JSON go to $$OUT (default: gpu-check-out/).
+gpu-check:
+	scripts/gpu-check.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,133 @@
+/* Pattern extraction (patterns/pattern_layout.h) and pattern buffers.
+ *
+ * Each operand is read once, in storage order. Storage comes in two shapes
+ * whatever the operand: the strip dimension runs down the stored rows (A with
+ * op N, B with op T: rows x k) or along them (A with op T, B with op N:
+ * k x rows). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_backend.h"
+
+enum { STRIP = ESMM_PATTERN_STRIP, BK = ESMM_PATTERN_BK };
+
+/* Below this many elements one thread reads the operand: waking a team costs
+ * more than it saves. */
+static int worth_parallel(int64_t rows, int64_t k)
+{
+    return (double)rows * (double)k >= 1e6;
+}
+
+/* Stored rows x k: one strip of 32 stored rows fills one row of bytes, so
+ * strips run in parallel without sharing a byte. */
+static void extract_strip_major(const float *x, int64_t ld, int64_t rows, int64_t k,
+                                esmm_pattern_t *out)
+{
+    const int64_t strips = esmm_pattern_strips(rows), kblocks = esmm_pattern_kblocks(k);
+#pragma omp parallel for schedule(static) if (worth_parallel(rows, k))
+    for (int64_t s = 0; s < strips; s++) {
+        uint8_t *bits = out->bits + s * kblocks;
+        uint8_t *nonfinite = out->nonfinite + s * kblocks;
+        memset(bits, 0, (size_t)kblocks);
+        memset(nonfinite, 0, (size_t)kblocks);
+        const int64_t row_end = s * STRIP + STRIP < rows ? s * STRIP + STRIP : rows;
+        for (int64_t r = s * STRIP; r < row_end; r++) {
+            const float *row = x + r * ld;
+            for (int64_t kb = 0; kb < kblocks; kb++) {
+                const int64_t kn = k - kb * BK < BK ? k - kb * BK : BK;
+                unsigned nonzero = 0, nonfinite_byte = 0;
+                for (int64_t i = 0; i < kn; i++) {
+                    const float v = row[kb * BK + i];
+                    nonzero |= (unsigned)(v != 0.0f) << i;
+                    nonfinite_byte |= (unsigned)!isfinite(v) << i;
+                }
+                bits[kb] |= (uint8_t)nonzero;
+                nonfinite[kb] |= (uint8_t)nonfinite_byte;
+            }
+        }
+    }
+}
+
+/* Stored k x rows: 8 stored rows make one column of bytes (one per strip),
+ * so K blocks run in parallel without sharing a byte. */
+static void extract_k_major(const float *x, int64_t ld, int64_t rows, int64_t k,
+                            esmm_pattern_t *out)
+{
+    const int64_t strips = esmm_pattern_strips(rows), kblocks = esmm_pattern_kblocks(k);
+#pragma omp parallel for schedule(static) if (worth_parallel(rows, k))
+    for (int64_t kb = 0; kb < kblocks; kb++) {
+        for (int64_t s = 0; s < strips; s++) {
+            out->bits[s * kblocks + kb] = 0;
+            out->nonfinite[s * kblocks + kb] = 0;
+        }
+        const int64_t kk_end = kb * BK + BK < k ? kb * BK + BK : k;
+        for (int64_t kk = kb * BK; kk < kk_end; kk++) {
+            const float *row = x + kk * ld;
+            const unsigned bit = 1u << (kk % BK);
+            for (int64_t s = 0; s < strips; s++) {
+                const int64_t col_end = s * STRIP + STRIP < rows ? s * STRIP + STRIP : rows;
+                int nonzero = 0, nonfinite = 0;
+                for (int64_t c = s * STRIP; c < col_end; c++) {
+                    nonzero |= row[c] != 0.0f;
+                    nonfinite |= !isfinite(row[c]);
+                }
+                if (nonzero)
+                    out->bits[s * kblocks + kb] |= (uint8_t)bit;
+                if (nonfinite)
+                    out->nonfinite[s * kblocks + kb] |= (uint8_t)bit;
+            }
+        }
+    }
+}
+
+void esmm_cpu_extract_a(esmm_operation_t op, const float *a, int64_t lda, int64_t m, int64_t k,
+                        esmm_pattern_t *out)
+{
+    if (op == ESMM_OP_N)
+        extract_strip_major(a, lda, m, k, out);
+    else
+        extract_k_major(a, lda, m, k, out);
+}
+
+void esmm_cpu_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_t k, int64_t n,
+                        esmm_pattern_t *out)
+{
+    if (op == ESMM_OP_T)
+        extract_strip_major(b, ldb, n, k, out);
+    else
+        extract_k_major(b, ldb, n, k, out);
+}
+
+esmm_status_t esmm_pattern_alloc(esmm_pattern_t *pattern, int64_t rows, int64_t k)
+{
+    if (pattern == NULL || rows < 0 || k < 0)
+        return ESMM_STATUS_INVALID_VALUE;
+    memset(pattern, 0, sizeof *pattern);
+    if (rows > INT64_MAX - STRIP || k > INT64_MAX - BK)
+        return ESMM_STATUS_ALLOC_FAILED;
+    const int64_t strips = esmm_pattern_strips(rows), kblocks = esmm_pattern_kblocks(k);
+    if (kblocks > 0 && strips > INT64_MAX / kblocks)
+        return ESMM_STATUS_ALLOC_FAILED;
+    /* At least one byte, so an empty pattern still has non-NULL buffers. */
+    const size_t bytes = strips * kblocks > 0 ? (size_t)(strips * kblocks) : 1;
+    pattern->bits = calloc(bytes, 1);
+    pattern->nonfinite = calloc(bytes, 1);
+    if (pattern->bits == NULL || pattern->nonfinite == NULL) {
+        esmm_pattern_free(pattern);
+        return ESMM_STATUS_ALLOC_FAILED;
+    }
+    pattern->strips = strips;
+    pattern->kblocks = kblocks;
+    return ESMM_STATUS_SUCCESS;
+}
+
+void esmm_pattern_free(esmm_pattern_t *pattern)
+{
+    if (pattern == NULL)
+        return;
+    free(pattern->bits);
+    free(pattern->nonfinite);
+    memset(pattern, 0, sizeof *pattern);
+}

@@ -1,0 +1,295 @@
+// Building blocks of the pipelined kernel (08) that the sparse kernels reuse:
+// the tile configuration, cp.async wrappers, the global->shared tile loader
+// and the per-thread 8x8 accumulator with its epilogue.
+#pragma once
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "gemm_problem.h"
+}
+
+struct pipelined_config {
+    static constexpr int BM = 128; // C tile rows per CTA
+    static constexpr int BN = 128; // C tile columns per CTA
+    static constexpr int BK = 16;  // k per pipeline stage
+    static constexpr int STAGES = 4;
+    // Each thread owns QM x QN quadrants of 4x4 C values, BM/QM rows and
+    // BN/QN columns apart.
+    static constexpr int QM = 2;
+    static constexpr int QN = 2;
+    static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
+    static constexpr int WARPS = THREADS / 32;
+    // Shared rows hold BM (= BN) values plus 4 of padding: a multiple of 4
+    // keeps float4 reads aligned, and 132 = 4 (mod 32) spreads the transposing
+    // 4-byte copies of a warp (8 k x 4 m) over all 32 banks.
+    static constexpr int ROW = BM + 4;
+    static constexpr int STAGE_FLOATS = BK * ROW;
+    static constexpr int SMEM_BYTES = 2 * STAGES * STAGE_FLOATS * (int)sizeof(float);
+    // CTAs per SM the register budget is set for (__launch_bounds__).
+    static constexpr int MIN_CTAS_PER_SM = 2;
+    // Tile rows walked together, so concurrent CTAs share A and B panels in L2.
+    static constexpr int GROUP_M = 8;
+    static_assert(BM == BN, "one loader geometry serves both operands");
+    static_assert(BK % 8 == 0, "transposing loads cover 8 k per warp");
+    static_assert((BN / (4 * QN)) % 8 == 0, "a warp spans 8 thread columns");
+};
+
+// Plain copies for data known to be inside the matrix; the _zfill forms copy
+// nothing and write zeros when valid is false.
+__device__ __forceinline__ void cp_async_16(float *dst, const float *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+}
+
+__device__ __forceinline__ void cp_async_4(float *dst, const float *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
+}
+
+__device__ __forceinline__ void cp_async_16_zfill(float *dst, const float *src, bool valid)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+                 "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async_4_zfill(float *dst, const float *src, bool valid)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+                 "r"(valid ? 4 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int PENDING> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+__host__ __device__ inline int64_t pipelined_tile_count(int64_t m, int64_t n)
+{
+    using cfg = pipelined_config;
+    return ((m + cfg::BM - 1) / cfg::BM) * ((n + cfg::BN - 1) / cfg::BN);
+}
+
+// Maps blockIdx.x to a C tile: GROUP_M tile rows are walked column by column,
+// so the CTAs resident at once reuse a few A row panels and B column panels.
+__device__ inline void pipelined_tile_coords(int64_t m, int64_t n, int64_t &tile_m, int64_t &tile_n)
+{
+    using cfg = pipelined_config;
+    const int64_t tiles_m = (m + cfg::BM - 1) / cfg::BM;
+    const int64_t tiles_n = (n + cfg::BN - 1) / cfg::BN;
+    const int64_t id = blockIdx.x;
+    const int64_t per_group = (int64_t)cfg::GROUP_M * tiles_n;
+    const int64_t first_m = (id / per_group) * cfg::GROUP_M;
+    const int64_t rows = tiles_m - first_m < cfg::GROUP_M ? tiles_m - first_m : cfg::GROUP_M;
+    const int64_t in_group = id % per_group;
+    tile_m = first_m + in_group % rows;
+    tile_n = in_group / rows;
+}
+
+// Copies one BK x 128 slice of op(X) into shared memory as [k][mn]. K_CONTIG
+// says how X is stored: true when its rows run along k (A for op N, B for
+// op T), false when they run along m/n.
+//
+// Rows (mn) past the matrix feed only C entries that are never stored, so
+// their addresses are clamped into the matrix instead of predicated: full
+// k-tiles copy without any per-element test. Only k past the end must read as
+// zero, and only the last k-tile (CHECK_K) pays for that.
+template <bool K_CONTIG> struct tile_loader;
+
+template <> struct tile_loader<true> {
+    using cfg = pipelined_config;
+    // A warp copies a 4 (mn) x 8 (k) block per instruction: each group of 8
+    // lanes reads 32 contiguous bytes of one row.
+    static constexpr int ROW_GROUPS = cfg::BM / (4 * cfg::WARPS);
+    static constexpr int K_GROUPS = cfg::BK / 8;
+
+    const float *row[ROW_GROUPS]; // this thread's rows at k = k_lane
+    int k_lane;
+    int smem_offset;
+
+    __device__ tile_loader(const float *x, int64_t ld, int64_t mn0, int64_t mn)
+    {
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        const int mn_in_tile = warp * 4 + lane / 8;
+        k_lane = lane % 8;
+        smem_offset = k_lane * cfg::ROW + mn_in_tile;
+#pragma unroll
+        for (int r = 0; r < ROW_GROUPS; ++r) {
+            const int64_t i = mn0 + mn_in_tile + r * cfg::WARPS * 4;
+            row[r] = x + (i < mn ? i : mn - 1) * ld + k_lane;
+        }
+    }
+
+    // Copies k-tile kt; k and ld are the problem's (read from kernel
+    // parameters, so they cost no registers).
+    template <bool CHECK_K>
+    __device__ __forceinline__ void issue(float *stage, int64_t kt, int64_t k, int64_t) const
+    {
+#pragma unroll
+        for (int r = 0; r < ROW_GROUPS; ++r)
+#pragma unroll
+            for (int kg = 0; kg < K_GROUPS; ++kg) {
+                const float *src = row[r] + kt * cfg::BK + kg * 8;
+                float *dst = stage + smem_offset + kg * 8 * cfg::ROW + r * cfg::WARPS * 4;
+                if (CHECK_K) {
+                    // Column 0 of the row is a safe address for the zero fill.
+                    const bool ok = kt * cfg::BK + kg * 8 + k_lane < k;
+                    cp_async_4_zfill(dst, ok ? src : row[r] - k_lane, ok);
+                } else {
+                    cp_async_4(dst, src);
+                }
+            }
+    }
+};
+
+template <> struct tile_loader<false> {
+    using cfg = pipelined_config;
+    // 16-byte chunks along mn; a warp copies one 512-byte row per instruction.
+    static constexpr int CHUNKS_PER_ROW = cfg::BM / 4;
+    static constexpr int ROWS_PER_PASS = cfg::THREADS / CHUNKS_PER_ROW;
+    static constexpr int ITERS = cfg::BK / ROWS_PER_PASS;
+    static_assert(ITERS * ROWS_PER_PASS == cfg::BK, "loader covers the tile exactly");
+
+    const float *chunk; // row k_row of k-tile 0 at this thread's chunk, clamped into the matrix
+    int last_j;         // elements past last_j of the chunk lie outside: reread last_j
+    int k_row;
+    int smem_offset;
+    bool vector_ok; // chunk inside the matrix and 16-byte aligned
+
+    __device__ tile_loader(const float *x, int64_t ld, int64_t mn0, int64_t mn)
+    {
+        const int chunk_index = threadIdx.x % CHUNKS_PER_ROW;
+        k_row = threadIdx.x / CHUNKS_PER_ROW;
+        smem_offset = k_row * cfg::ROW + chunk_index * 4;
+        const int64_t col = mn0 + chunk_index * 4;
+        const int64_t left = mn - 1 - col; // columns after the first that are inside
+        chunk = x + (int64_t)k_row * ld + (col < mn ? col : mn - 1);
+        last_j = left <= 0 ? 0 : (left >= 3 ? 3 : (int)left);
+        vector_ok = left >= 3 && (ld % 4) == 0 && ((uintptr_t)x % 16) == 0;
+    }
+
+    template <bool CHECK_K>
+    __device__ __forceinline__ void issue(float *stage, int64_t kt, int64_t k, int64_t ld) const
+    {
+        const float *tile = chunk + kt * cfg::BK * ld;
+#pragma unroll
+        for (int i = 0; i < ITERS; ++i) {
+            const bool k_ok = !CHECK_K || kt * cfg::BK + k_row + i * ROWS_PER_PASS < k;
+            const float *src = tile + i * ROWS_PER_PASS * ld;
+            float *dst = stage + smem_offset + i * ROWS_PER_PASS * cfg::ROW;
+            if (vector_ok) {
+                if (CHECK_K)
+                    cp_async_16_zfill(dst, k_ok ? src : chunk, k_ok);
+                else
+                    cp_async_16(dst, src);
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    cp_async_4_zfill(dst + j, k_ok ? src + (j < last_j ? j : last_j) : chunk,
+                                     k_ok);
+            }
+        }
+    }
+};
+
+// Each thread owns QM x QN quadrants of 4x4 C values. A warp is 4 thread rows
+// x 8 thread columns, so a k step reads 4 distinct float4 of A and 8 of B per
+// instruction: broadcasts, no bank conflicts.
+struct warp_tile_accumulator {
+    using cfg = pipelined_config;
+    static constexpr int TM = 4 * cfg::QM, TN = 4 * cfg::QN;
+    static constexpr int M_STRIDE = cfg::BM / cfg::QM, N_STRIDE = cfg::BN / cfg::QN;
+    static constexpr int WARP_COLS = cfg::BN / TN / 8;
+    float c[TM][TN];
+    int a_offset; // first row of the thread's quadrants within the tile
+    int b_offset; // first column
+
+    __device__ warp_tile_accumulator()
+    {
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        a_offset = ((warp / WARP_COLS) * 4 + lane / 8) * 4;
+        b_offset = ((warp % WARP_COLS) * 8 + lane % 8) * 4;
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                c[i][j] = 0.0f;
+    }
+
+    // One rank-1 update from shared rows a_row = op(A)[.][k], b_row = op(B)[k][.].
+    __device__ __forceinline__ void multiply_k(const float *a_row, const float *b_row)
+    {
+        float a[TM], b[TN];
+#pragma unroll
+        for (int q = 0; q < cfg::QM; ++q) {
+            const float4 v = *reinterpret_cast<const float4 *>(a_row + a_offset + q * M_STRIDE);
+            a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
+        }
+#pragma unroll
+        for (int q = 0; q < cfg::QN; ++q) {
+            const float4 v = *reinterpret_cast<const float4 *>(b_row + b_offset + q * N_STRIDE);
+            b[4 * q] = v.x, b[4 * q + 1] = v.y, b[4 * q + 2] = v.z, b[4 * q + 3] = v.w;
+        }
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                c[i][j] = fmaf(a[i], b[j], c[i][j]);
+    }
+
+    __device__ __forceinline__ void multiply_tile(const float *a_stage, const float *b_stage)
+    {
+#pragma unroll
+        for (int kk = 0; kk < cfg::BK; ++kk)
+            multiply_k(a_stage + kk * cfg::ROW, b_stage + kk * cfg::ROW);
+    }
+
+    // C = alpha * acc + beta * C over the in-bounds part of the thread's block;
+    // beta == 0 never reads C.
+    __device__ void store(const esmm_gemm_problem_t &p, int64_t m0, int64_t n0) const
+    {
+        const bool vector_c = (p.ldc % 4) == 0 && ((uintptr_t)p.c % 16) == 0;
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const int64_t row = m0 + (i / 4) * M_STRIDE + a_offset + i % 4;
+            if (row >= p.m)
+                continue;
+#pragma unroll
+            for (int qn = 0; qn < cfg::QN; ++qn) {
+                const int64_t col = n0 + qn * N_STRIDE + b_offset;
+                float *out = p.c + row * p.ldc + col;
+                const float *acc = &c[i][4 * qn];
+                if (vector_c && col + 3 < p.n) {
+                    float4 v = make_float4(p.alpha * acc[0], p.alpha * acc[1],
+                                           p.alpha * acc[2], p.alpha * acc[3]);
+                    if (p.beta != 0.0f) {
+                        const float4 old = *reinterpret_cast<const float4 *>(out);
+                        v.x = fmaf(p.beta, old.x, v.x);
+                        v.y = fmaf(p.beta, old.y, v.y);
+                        v.z = fmaf(p.beta, old.z, v.z);
+                        v.w = fmaf(p.beta, old.w, v.w);
+                    }
+                    *reinterpret_cast<float4 *>(out) = v;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        if (col + j >= p.n)
+                            break;
+                        const float v = p.alpha * acc[j];
+                        out[j] = p.beta != 0.0f ? fmaf(p.beta, out[j], v) : v;
+                    }
+                }
+            }
+        }
+    }
+};

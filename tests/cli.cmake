@@ -1,0 +1,113 @@
+# Tests of the esmm command-line tool.
+#
+# This file has two roles. Included by tests/CMakeLists.txt it registers the
+# tests. Run as `cmake -DESMM=... -DEXPECTED=... -DARGS=a|b|c -P cli.cmake` it
+# runs the esmm binary once and checks that it exited with exactly EXPECTED
+# (so a crash, which CMake reports as a signal name, never passes), that a
+# failing run said why on stderr, that stderr matches STDERR_REGEX if given,
+# and that JSON_FILE, if given, is a results file in the DESIGN.md format.
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  string(REPLACE "|" ";" esmm_args "${ARGS}")
+  execute_process(COMMAND "${ESMM}" ${esmm_args}
+                  RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT "${exit_code}" STREQUAL "${EXPECTED}")
+    message(FATAL_ERROR "esmm ${esmm_args}: exit '${exit_code}', expected ${EXPECTED}\n"
+                        "stdout:\n${out}\nstderr:\n${err}")
+  endif()
+  if(NOT EXPECTED EQUAL 0 AND err STREQUAL "")
+    message(FATAL_ERROR "esmm ${esmm_args}: exit ${exit_code} without a message on stderr")
+  endif()
+  if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
+    message(FATAL_ERROR "esmm ${esmm_args}: stderr does not match '${STDERR_REGEX}':\n${err}")
+  endif()
+  if(DEFINED JSON_FILE)
+    file(READ "${JSON_FILE}" json)
+    foreach(key device commit date)
+      string(JSON value ERROR_VARIABLE json_error GET "${json}" ${key})
+      if(json_error)
+        message(FATAL_ERROR "${JSON_FILE}: ${json_error}")
+      endif()
+    endforeach()
+    string(JSON count LENGTH "${json}" results)
+    if(count LESS 1)
+      message(FATAL_ERROR "${JSON_FILE}: no results")
+    endif()
+    math(EXPR last "${count} - 1")
+    foreach(i RANGE ${last})
+      foreach(key op kernel m n k generator density_a density_b cached_b ms baseline baseline_ms
+                  speedup check)
+        string(JSON value ERROR_VARIABLE json_error GET "${json}" results ${i} ${key})
+        if(json_error)
+          message(FATAL_ERROR "${JSON_FILE}: result ${i}: ${json_error}")
+        endif()
+      endforeach()
+    endforeach()
+  endif()
+  message(STATUS "esmm ${esmm_args}: exit ${exit_code} as expected\n${out}${err}")
+  return()
+endif()
+
+esmm_add_test(test_cli SOURCES test_cli.c LIBS esmm_tools)
+
+set(ESMM_CLI_FIXTURES ${CMAKE_CURRENT_BINARY_DIR}/cli_fixtures)
+add_test(NAME cli_write_fixtures COMMAND test_cli --write-fixtures ${ESMM_CLI_FIXTURES})
+set_tests_properties(cli_write_fixtures PROPERTIES FIXTURES_SETUP esmm_cli_files)
+
+# esmm_cli_test(NAME EXPECTED_EXIT [STDERR regex] [JSON file] ARGS arg ...)
+function(esmm_cli_test name expected)
+  cmake_parse_arguments(T "" "STDERR;JSON" "ARGS" ${ARGN})
+  string(REPLACE ";" "|" joined "${T_ARGS}")
+  set(defines -DESMM=$<TARGET_FILE:esmm_cli> -DEXPECTED=${expected} -DARGS=${joined})
+  if(T_STDERR)
+    list(APPEND defines -DSTDERR_REGEX=${T_STDERR})
+  endif()
+  if(T_JSON)
+    list(APPEND defines -DJSON_FILE=${T_JSON})
+  endif()
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} ${defines} -P ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake
+           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED esmm_cli_files)
+endfunction()
+
+# Runs that must succeed (quick on the CPU backend too).
+esmm_cli_test(cli_help 0 ARGS --help)
+esmm_cli_test(cli_bench_help 0 ARGS bench --help)
+esmm_cli_test(cli_info 0 ARGS info)
+esmm_cli_test(cli_bench_small 0 ARGS bench --size 64 --runs 3)
+esmm_cli_test(cli_bench_json 0 JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_bench.json
+              ARGS bench --size 48 --runs 2 --commit test --json ${CMAKE_CURRENT_BINARY_DIR}/cli_bench.json)
+esmm_cli_test(cli_bench_patterns 0
+              ARGS bench --size 40 --runs 2 --pattern-a 11001100 --pattern-b 10101010)
+esmm_cli_test(cli_bench_density_transposed 0
+              ARGS bench --m 33 --n 65 --k 17 --transa T --transb T --density-a 0.5 --density-b 0.25
+                   --alpha 0.5 --beta -1.5 --runs 2)
+esmm_cli_test(cli_bench_random 0 ARGS bench --size 37 --random 0.4 --runs 2 --seed 99)
+esmm_cli_test(cli_bench_files 0
+              ARGS bench --load-a cli_fixtures/a.npy --load-b cli_fixtures/b.npy --runs 2)
+
+# Bad invocations: a message on stderr and the documented exit code.
+esmm_cli_test(cli_no_command 2 ARGS)
+esmm_cli_test(cli_unknown_command 2 STDERR "unknown command" ARGS frobnicate)
+esmm_cli_test(cli_info_extra_argument 2 ARGS info --bogus)
+esmm_cli_test(cli_bench_size_not_a_number 2 STDERR "not an integer" ARGS bench --size abc)
+esmm_cli_test(cli_bench_size_negative 2 STDERR "out of range" ARGS bench --size -5)
+esmm_cli_test(cli_bench_size_overflow 2 STDERR "out of range" ARGS bench --size 99999999999999999999)
+esmm_cli_test(cli_bench_missing_value 2 STDERR "needs a value" ARGS bench --size)
+esmm_cli_test(cli_bench_zero_runs 2 ARGS bench --runs 0)
+esmm_cli_test(cli_bench_unknown_flag 2 STDERR "unknown option" ARGS bench --frobnicate)
+esmm_cli_test(cli_bench_unknown_kernel 2 STDERR "unknown kernel 'nosuch'"
+              ARGS bench --size 8 --kernel nosuch)
+esmm_cli_test(cli_bench_bad_pattern 2 STDERR "not a pattern" ARGS bench --pattern 0101)
+esmm_cli_test(cli_bench_mixed_generators 2 ARGS bench --pattern 11110000 --random 0.5)
+esmm_cli_test(cli_bench_files_disagree 2 STDERR "disagree"
+              ARGS bench --load-a cli_fixtures/a.npy --load-b cli_fixtures/a.npy)
+esmm_cli_test(cli_bench_missing_file 3 STDERR "cannot open" ARGS bench --load-a no-such-file.npy)
+esmm_cli_test(cli_bench_not_npy 3 STDERR "not a .npy file"
+              ARGS bench --load-a ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake)
+esmm_cli_test(cli_bench_wrong_dtype 3 STDERR "'<f8'" ARGS bench --load-b cli_fixtures/f8.npy)
+esmm_cli_test(cli_bench_too_large 3 STDERR "host memory" ARGS bench --size 10000000)
+esmm_cli_test(cli_bench_unaddressable 3 STDERR "too large" ARGS bench --size 4000000000000000000)
+esmm_cli_test(cli_bench_json_unwritable 3 STDERR "cannot create"
+              ARGS bench --size 8 --runs 1 --json /nonexistent-dir/out.json)

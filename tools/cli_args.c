@@ -1,0 +1,500 @@
+#include "cli_args.h"
+
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RUNS 1000000
+
+static bool starts_with_space(const char *text)
+{
+    return *text == ' ' || *text == '\t' || *text == '\n' || *text == '\r' || *text == '\v' ||
+           *text == '\f';
+}
+
+int cli_parse_int64(const char *what, const char *text, int64_t min, int64_t max, int64_t *out,
+                    cli_error_t *err)
+{
+    if (*text == '\0' || starts_with_space(text))
+        return cli_error_set(err, "%s: expected an integer, got '%.64s'", what, text);
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (end == text || *end != '\0')
+        return cli_error_set(err, "%s: '%.64s' is not an integer", what, text);
+    if (errno == ERANGE || value < min || value > max) {
+        if (max == INT64_MAX)
+            return cli_error_set(err, "%s: %.64s is out of range (it must be at least %" PRId64
+                                      " and fit in 64 bits)", what, text, min);
+        return cli_error_set(err, "%s: %.64s is out of range (%" PRId64 " to %" PRId64 ")", what,
+                             text, min, max);
+    }
+    *out = (int64_t)value;
+    return 0;
+}
+
+int cli_parse_uint64(const char *what, const char *text, uint64_t *out, cli_error_t *err)
+{
+    /* strtoull accepts "-1" and wraps it; a seed is never negative. */
+    if (*text == '\0' || starts_with_space(text) || *text == '-')
+        return cli_error_set(err, "%s: expected a non-negative integer, got '%.64s'", what, text);
+    char *end;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (end == text || *end != '\0')
+        return cli_error_set(err, "%s: '%.64s' is not an integer", what, text);
+    if (errno == ERANGE)
+        return cli_error_set(err, "%s: %.64s does not fit in 64 bits", what, text);
+    *out = (uint64_t)value;
+    return 0;
+}
+
+int cli_parse_double(const char *what, const char *text, double min, double max, double *out,
+                     cli_error_t *err)
+{
+    if (*text == '\0' || starts_with_space(text))
+        return cli_error_set(err, "%s: expected a number, got '%.64s'", what, text);
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (end == text || *end != '\0')
+        return cli_error_set(err, "%s: '%.64s' is not a number", what, text);
+    if (!isfinite(value) || (errno == ERANGE && fabs(value) > 1.0))
+        return cli_error_set(err, "%s: %.64s is not a finite number", what, text);
+    if (value < min || value > max)
+        return cli_error_set(err, "%s: %.64s is out of range (%g to %g)", what, text, min, max);
+    *out = value;
+    return 0;
+}
+
+int cli_parse_pattern(const char *what, const char *text, char out[9], cli_error_t *err)
+{
+    size_t length = strlen(text);
+    bool binary = length == 8;
+    for (size_t i = 0; binary && i < 8; i++)
+        binary = text[i] == '0' || text[i] == '1';
+    if (!binary)
+        return cli_error_set(err, "%s: '%.64s' is not a pattern: it must be 8 characters, each 0 or 1 "
+                                  "(e.g. 11110000)", what, text);
+    memcpy(out, text, 9);
+    return 0;
+}
+
+typedef enum {
+    OPT_HELP,
+    OPT_BACKEND,
+    OPT_KERNEL,
+    OPT_SIZE,
+    OPT_M,
+    OPT_N,
+    OPT_K,
+    OPT_TRANSA,
+    OPT_TRANSB,
+    OPT_RUNS,
+    OPT_WARMUP,
+    OPT_SEED,
+    OPT_ALPHA,
+    OPT_BETA,
+    OPT_PATTERN,
+    OPT_PATTERN_A,
+    OPT_PATTERN_B,
+    OPT_DENSITY_A,
+    OPT_DENSITY_B,
+    OPT_RANDOM,
+    OPT_LOAD_A,
+    OPT_LOAD_B,
+    OPT_NO_CHECK,
+    OPT_JSON,
+    OPT_COMMIT
+} option_id_t;
+
+typedef struct {
+    const char *name;
+    option_id_t id;
+    const char *value_name; /* NULL for a flag without a value */
+    const char *help;
+} option_spec_t;
+
+static const option_spec_t bench_option_specs[] = {
+    {"--kernel", OPT_KERNEL, "LIST",
+     "comma-separated kernels; 'all' = every kernel of the backend, then esmm, then cublas\n"
+     "                     (CUDA: naive, coalesced, smem, blocktile1d, blocktile2d, vectorized,\n"
+     "                     warptile, pipelined; CPU: cpu, cpu-skip-a, cpu-skip-b, cpu-skip-joint;\n"
+     "                     esmm = esmm_sgemm's default path; cublas = cublasSgemm FP32, no TF32)\n"
+     "                     [all]"},
+    {"--size", OPT_SIZE, "S", "m = n = k = S [CUDA 4096, CPU 512]"},
+    {"--m", OPT_M, "M", "rows of op(A) and C (overrides --size)"},
+    {"--n", OPT_N, "N", "columns of op(B) and C (overrides --size)"},
+    {"--k", OPT_K, "K", "columns of op(A), rows of op(B) (overrides --size)"},
+    {"--transa", OPT_TRANSA, "N|T", "op(A) = A or A^T [N]"},
+    {"--transb", OPT_TRANSB, "N|T", "op(B) = B or B^T [N]"},
+    {"--alpha", OPT_ALPHA, "X", "C = alpha op(A) op(B) + beta C [1]"},
+    {"--beta", OPT_BETA, "X", "[0]"},
+    {"--runs", OPT_RUNS, "R", "timed runs; the median and the minimum are reported [20]"},
+    {"--warmup", OPT_WARMUP, "W", "untimed runs before timing [CUDA 5, CPU 1]"},
+    {"--seed", OPT_SEED, "S", "seed of the generators [1]"},
+    {"--pattern", OPT_PATTERN, "P",
+     "8 characters of 0/1 for both operands: column kk of op(A) and row kk\n"
+     "                     of op(B) are zero where P[kk % 8] == '0'"},
+    {"--pattern-a", OPT_PATTERN_A, "P", "the same, A only"},
+    {"--pattern-b", OPT_PATTERN_B, "P", "the same, B only"},
+    {"--density-a", OPT_DENSITY_A, "D",
+     "per K column, each 32-row strip of op(A) is kept with probability D,\n"
+     "                     else all zero there"},
+    {"--density-b", OPT_DENSITY_B, "D",
+     "per K row, each 32-column strip of op(B) is kept with probability D"},
+    {"--random", OPT_RANDOM, "D", "each element of both operands is zero with probability D"},
+    {"--load-a", OPT_LOAD_A, "FILE", "A from a 2-D float32 .npy file, stored as op(A) needs it\n"
+                                     "                     (m x k for N, k x m for T); sizes come from the files"},
+    {"--load-b", OPT_LOAD_B, "FILE", "B from a .npy file (k x n for N, n x k for T)"},
+    {"--no-check", OPT_NO_CHECK, NULL, "skip verification"},
+    {"--json", OPT_JSON, "FILE", "also write the results as JSON (DESIGN.md format)"},
+    {"--commit", OPT_COMMIT, "STR", "commit recorded in the JSON [$ESMM_COMMIT, else unknown]"},
+    {"--backend", OPT_BACKEND, "auto|cpu|cuda", "[auto: CUDA when a GPU is present]"},
+    {"--help", OPT_HELP, NULL, "this text"},
+};
+#define BENCH_OPTION_COUNT ((int)(sizeof bench_option_specs / sizeof bench_option_specs[0]))
+
+void bench_print_usage(FILE *f)
+{
+    fputs("usage: esmm bench [options]\n"
+          "\n"
+          "Times GEMM kernels on one set of inputs, C = alpha op(A) op(B) + beta C (row-major,\n"
+          "FP32), checks every result and prints median/min ms, TFLOP/s, effective TFLOP/s\n"
+          "(counting only products whose operands are both nonzero), the speed relative to\n"
+          "cuBLAS (to the dense 'cpu' kernel on the CPU backend) and the largest relative error.\n"
+          "Without a GPU it benchmarks the CPU backend.\n"
+          "\n"
+          "options (--opt VALUE or --opt=VALUE):\n",
+          f);
+    for (int i = 0; i < BENCH_OPTION_COUNT; i++) {
+        const option_spec_t *s = &bench_option_specs[i];
+        char left[40];
+        snprintf(left, sizeof left, "%s%s%s", s->name, s->value_name ? " " : "",
+                 s->value_name ? s->value_name : "");
+        fprintf(f, "  %-18s %s\n", left, s->help);
+    }
+    fputs("\n"
+          "Only one kind of generator (pattern, density or random) may be used at a time; the\n"
+          "default is dense uniform values in [-1, 1] that are never zero. Fortran-order .npy\n"
+          "files are transposed on load; only dtype '<f4' and 2-D arrays are accepted.\n"
+          "\n"
+          "Verification: against a float64 CPU reference when m*n*k <= 2^31, else against\n"
+          "cuBLAS; error = |x - ref| / (|ref| + |alpha| |op(A) row| |op(B) col| + |beta| |C|),\n"
+          "tolerance 8 * 2^-24 * (sqrt(k) + 1) (doubled against cuBLAS).\n"
+          "\n"
+          "exit status: 0 all good, 1 a check or a kernel failed, 2 bad command line,\n"
+          "3 unreadable/malformed input file, out of memory or CUDA error.\n",
+          f);
+}
+
+static const option_spec_t *find_option(const char *arg, size_t name_length)
+{
+    for (int i = 0; i < BENCH_OPTION_COUNT; i++) {
+        const char *name = bench_option_specs[i].name;
+        if (strlen(name) == name_length && strncmp(name, arg, name_length) == 0)
+            return &bench_option_specs[i];
+    }
+    return NULL;
+}
+
+/* Generator flags as given, resolved into gen_a/gen_b after all are seen. */
+typedef struct {
+    char pattern[9], pattern_a[9], pattern_b[9]; /* "" when not given */
+    double density_a, density_b, random;         /* < 0 when not given */
+} generator_flags_t;
+
+static int parse_operation(const char *what, const char *text, esmm_operation_t *out,
+                           cli_error_t *err)
+{
+    if (strcmp(text, "N") == 0 || strcmp(text, "n") == 0)
+        *out = ESMM_OP_N;
+    else if (strcmp(text, "T") == 0 || strcmp(text, "t") == 0)
+        *out = ESMM_OP_T;
+    else
+        return cli_error_set(err, "%s: expected N or T, got '%.64s'", what, text);
+    return 0;
+}
+
+static int parse_backend(const char *text, esmm_backend_t *out, cli_error_t *err)
+{
+    if (strcmp(text, "auto") == 0)
+        *out = ESMM_BACKEND_AUTO;
+    else if (strcmp(text, "cpu") == 0)
+        *out = ESMM_BACKEND_CPU;
+    else if (strcmp(text, "cuda") == 0)
+        *out = ESMM_BACKEND_CUDA;
+    else
+        return cli_error_set(err, "--backend: expected auto, cpu or cuda, got '%.64s'", text);
+    return 0;
+}
+
+static int parse_path(const char *what, const char *text, const char **out, cli_error_t *err)
+{
+    if (*text == '\0')
+        return cli_error_set(err, "%s: empty file name", what);
+    *out = text;
+    return 0;
+}
+
+static int parse_scalar(const char *what, const char *text, double *out, cli_error_t *err)
+{
+    /* alpha and beta are floats in the API. */
+    return cli_parse_double(what, text, -FLT_MAX, FLT_MAX, out, err);
+}
+
+static int apply_option(const option_spec_t *s, const char *value, bench_options_t *o,
+                        generator_flags_t *g, cli_error_t *err)
+{
+    const char *what = s->name;
+    switch (s->id) {
+    case OPT_HELP: o->help = true; return 0;
+    case OPT_NO_CHECK: o->check = false; return 0;
+    case OPT_BACKEND: return parse_backend(value, &o->backend, err);
+    case OPT_KERNEL:
+        if (*value == '\0')
+            return cli_error_set(err, "--kernel: empty kernel list");
+        o->kernels = value;
+        return 0;
+    case OPT_SIZE: return cli_parse_int64(what, value, 1, INT64_MAX, &o->size, err);
+    case OPT_M: return cli_parse_int64(what, value, 1, INT64_MAX, &o->m, err);
+    case OPT_N: return cli_parse_int64(what, value, 1, INT64_MAX, &o->n, err);
+    case OPT_K: return cli_parse_int64(what, value, 1, INT64_MAX, &o->k, err);
+    case OPT_TRANSA: return parse_operation(what, value, &o->transa, err);
+    case OPT_TRANSB: return parse_operation(what, value, &o->transb, err);
+    case OPT_RUNS: return cli_parse_int64(what, value, 1, MAX_RUNS, &o->runs, err);
+    case OPT_WARMUP: return cli_parse_int64(what, value, 0, MAX_RUNS, &o->warmup, err);
+    case OPT_SEED: return cli_parse_uint64(what, value, &o->seed, err);
+    case OPT_ALPHA: return parse_scalar(what, value, &o->alpha, err);
+    case OPT_BETA: return parse_scalar(what, value, &o->beta, err);
+    case OPT_PATTERN: return cli_parse_pattern(what, value, g->pattern, err);
+    case OPT_PATTERN_A: return cli_parse_pattern(what, value, g->pattern_a, err);
+    case OPT_PATTERN_B: return cli_parse_pattern(what, value, g->pattern_b, err);
+    case OPT_DENSITY_A: return cli_parse_double(what, value, 0.0, 1.0, &g->density_a, err);
+    case OPT_DENSITY_B: return cli_parse_double(what, value, 0.0, 1.0, &g->density_b, err);
+    case OPT_RANDOM: return cli_parse_double(what, value, 0.0, 1.0, &g->random, err);
+    case OPT_LOAD_A: return parse_path(what, value, &o->load_a, err);
+    case OPT_LOAD_B: return parse_path(what, value, &o->load_b, err);
+    case OPT_JSON: return parse_path(what, value, &o->json_path, err);
+    case OPT_COMMIT: o->commit = value; return 0;
+    }
+    return cli_error_set(err, "internal error: unhandled option %s", what);
+}
+
+/* The generator of one operand from the flags; `own_pattern` and
+ * `own_density` are the operand's --pattern-x / --density-x. */
+static generator_t operand_generator(const generator_flags_t *g, const char *own_pattern,
+                                     double own_density)
+{
+    generator_t gen = {GENERATOR_DENSE, "", 1.0, 0.0};
+    const char *pattern = own_pattern[0] ? own_pattern : g->pattern;
+    if (pattern[0]) {
+        gen.kind = GENERATOR_PATTERN;
+        memcpy(gen.pattern, pattern, 9);
+    } else if (own_density >= 0.0) {
+        gen.kind = GENERATOR_DENSITY;
+        gen.keep = own_density;
+    } else if (g->random >= 0.0) {
+        gen.kind = GENERATOR_RANDOM;
+        gen.zero_probability = g->random;
+    }
+    return gen;
+}
+
+static int resolve_generators(const generator_flags_t *g, bench_options_t *o, cli_error_t *err)
+{
+    bool any_pattern = g->pattern[0] || g->pattern_a[0] || g->pattern_b[0];
+    bool any_density = g->density_a >= 0.0 || g->density_b >= 0.0;
+    bool any_random = g->random >= 0.0;
+    if (any_pattern + any_density + any_random > 1)
+        return cli_error_set(err, "--pattern*, --density-* and --random are different generators; "
+                                  "use one kind at a time");
+    /* Flags that would change a loaded operand are refused, not ignored. */
+    const char *touches_a = g->pattern[0]     ? "--pattern"
+                            : g->pattern_a[0] ? "--pattern-a"
+                            : g->density_a >= 0.0 ? "--density-a"
+                            : any_random      ? "--random"
+                                              : NULL;
+    const char *touches_b = g->pattern[0]     ? "--pattern"
+                            : g->pattern_b[0] ? "--pattern-b"
+                            : g->density_b >= 0.0 ? "--density-b"
+                            : any_random      ? "--random"
+                                              : NULL;
+    if (o->load_a != NULL && touches_a != NULL)
+        return cli_error_set(err, "%s would change A, which --load-a reads from a file", touches_a);
+    if (o->load_b != NULL && touches_b != NULL)
+        return cli_error_set(err, "%s would change B, which --load-b reads from a file", touches_b);
+    o->gen_a = operand_generator(g, g->pattern_a, g->density_a);
+    o->gen_b = operand_generator(g, g->pattern_b, g->density_b);
+    return 0;
+}
+
+int bench_parse_args(int argc, char **argv, bench_options_t *o, cli_error_t *err)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = ESMM_BACKEND_AUTO;
+    o->kernels = "all";
+    o->transa = o->transb = ESMM_OP_N;
+    o->runs = BENCH_DEFAULT_RUNS;
+    o->warmup = -1;
+    o->seed = 1;
+    o->alpha = 1.0;
+    o->beta = 0.0;
+    o->check = true;
+    generator_flags_t g;
+    memset(&g, 0, sizeof g);
+    g.density_a = g.density_b = g.random = -1.0;
+
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "-h") == 0) {
+            o->help = true;
+            return 0;
+        }
+        if (strncmp(arg, "--", 2) != 0)
+            return cli_error_set(err, "unexpected argument '%.64s' (options start with --)", arg);
+        const char *equals = strchr(arg, '=');
+        size_t name_length = equals ? (size_t)(equals - arg) : strlen(arg);
+        const option_spec_t *s = find_option(arg, name_length);
+        if (s == NULL)
+            return cli_error_set(err, "unknown option '%.*s'", (int)(name_length > 64 ? 64 : name_length),
+                                 arg);
+        const char *value = NULL;
+        if (s->value_name == NULL) {
+            if (equals != NULL)
+                return cli_error_set(err, "%s takes no value", s->name);
+        } else if (equals != NULL) {
+            value = equals + 1;
+        } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
+            value = argv[++i];
+        } else {
+            return cli_error_set(err, "%s needs a value (%s)", s->name, s->value_name);
+        }
+        if (apply_option(s, value, o, &g, err) != 0)
+            return -1;
+        if (o->help)
+            return 0;
+    }
+    return resolve_generators(&g, o, err);
+}
+
+/* Adds name to out unless it is there already. */
+static void add_kernel(const char **out, int *count, const char *name)
+{
+    for (int i = 0; i < *count; i++)
+        if (strcmp(out[i], name) == 0)
+            return;
+    out[(*count)++] = name;
+}
+
+static int unknown_kernel(const char *name, size_t length, const char *const *available,
+                          int available_count, cli_error_t *err)
+{
+    char names[320] = "";
+    size_t used = 0;
+    for (int i = 0; i < available_count && used < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", available[i]);
+    return cli_error_set(err, "--kernel: unknown kernel '%.*s' (this backend has: %sesmm, cublas, all)",
+                         (int)(length > 64 ? 64 : length), name, names);
+}
+
+int bench_resolve_kernels(const char *list, const char *const *available, int available_count,
+                          const char **out, cli_error_t *err)
+{
+    static const char *const extra[] = {"esmm", "cublas"};
+    int count = 0;
+    const char *p = list;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t length = comma ? (size_t)(comma - p) : strlen(p);
+        if (length == 0)
+            return cli_error_set(err, "--kernel: empty name in the list '%.64s'", list);
+        if (length == 3 && strncmp(p, "all", 3) == 0) {
+            for (int i = 0; i < available_count; i++)
+                add_kernel(out, &count, available[i]);
+            add_kernel(out, &count, extra[0]);
+            add_kernel(out, &count, extra[1]);
+        } else {
+            const char *found = NULL;
+            for (int i = 0; i < available_count && found == NULL; i++)
+                if (strlen(available[i]) == length && strncmp(available[i], p, length) == 0)
+                    found = available[i];
+            for (int i = 0; i < 2 && found == NULL; i++)
+                if (strlen(extra[i]) == length && strncmp(extra[i], p, length) == 0)
+                    found = extra[i];
+            if (found == NULL)
+                return unknown_kernel(p, length, available, available_count, err);
+            add_kernel(out, &count, found);
+        }
+        if (comma == NULL)
+            return count;
+        p = comma + 1;
+    }
+}
+
+/* One dimension and where its value came from, for messages. */
+typedef struct {
+    const char *name;
+    int64_t value; /* 0: not settled */
+    char source[200];
+} dimension_t;
+
+static int settle(dimension_t *d, int64_t value, const char *source, cli_error_t *err)
+{
+    if (d->value == 0) {
+        d->value = value;
+        snprintf(d->source, sizeof d->source, "%s", source);
+        return 0;
+    }
+    if (d->value != value)
+        return cli_error_set(err, "sizes disagree: %s = %" PRId64 " from %s, but %s = %" PRId64
+                                  " from %s", d->name, d->value, d->source, d->name, value, source);
+    return 0;
+}
+
+/* Settles the two dimensions a loaded operand fixes: `first` comes from its
+ * rows when the operand is not transposed, `second` from its columns. */
+static int settle_from_file(stored_shape_t s, const char *operand, bool transposed,
+                            dimension_t *first, dimension_t *second, cli_error_t *err)
+{
+    if (s.path == NULL)
+        return 0;
+    if (s.rows < 1 || s.cols < 1)
+        return cli_error_set(err, "%s: %s is empty (%" PRId64 " x %" PRId64 ")", s.path, operand,
+                             s.rows, s.cols);
+    char source[200];
+    snprintf(source, sizeof source, "%s (%s stored %" PRId64 " x %" PRId64 ", op %s)", s.path,
+             operand, s.rows, s.cols, transposed ? "T" : "N");
+    if (settle(first, transposed ? s.cols : s.rows, source, err) != 0)
+        return -1;
+    return settle(second, transposed ? s.rows : s.cols, source, err);
+}
+
+int bench_resolve_shape(const bench_options_t *o, stored_shape_t a, stored_shape_t b,
+                        int64_t default_size, int64_t *m, int64_t *n, int64_t *k, cli_error_t *err)
+{
+    dimension_t dm = {"m", 0, ""}, dn = {"n", 0, ""}, dk = {"k", 0, ""};
+    dimension_t *dims[3] = {&dm, &dn, &dk};
+    const int64_t given[3] = {o->m, o->n, o->k};
+    const char *flags[3] = {"--m", "--n", "--k"};
+    /* Nothing is settled yet, so these cannot disagree. */
+    for (int i = 0; i < 3; i++) {
+        if (given[i] > 0)
+            settle(dims[i], given[i], flags[i], err);
+        else if (o->size > 0)
+            settle(dims[i], o->size, "--size", err);
+    }
+    if (settle_from_file(a, "A", o->transa == ESMM_OP_T, &dm, &dk, err) != 0 ||
+        settle_from_file(b, "B", o->transb == ESMM_OP_T, &dk, &dn, err) != 0)
+        return -1;
+    for (int i = 0; i < 3; i++)
+        if (dims[i]->value == 0)
+            dims[i]->value = default_size;
+    *m = dm.value;
+    *n = dn.value;
+    *k = dk.value;
+    return 0;
+}

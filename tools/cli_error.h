@@ -1,0 +1,29 @@
+/* Error messages and exit codes shared by the esmm command-line tool. Parsing
+ * and file code report into a cli_error_t instead of printing, so tests can
+ * check both the outcome and the message. */
+#ifndef ESMM_CLI_ERROR_H
+#define ESMM_CLI_ERROR_H
+
+/* Exit codes of the esmm command (also listed in `esmm --help`). */
+enum {
+    ESMM_EXIT_OK = 0,
+    ESMM_EXIT_CHECK_FAILED = 1, /* a result failed verification, or a kernel failed */
+    ESMM_EXIT_USAGE = 2,        /* bad command line: flag, value, kernel name, sizes */
+    ESMM_EXIT_RUNTIME = 3       /* unreadable or malformed file, out of memory, CUDA error */
+};
+
+typedef struct {
+    char text[512];
+} cli_error_t;
+
+#if defined(__GNUC__)
+#define CLI_PRINTF_LIKE(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define CLI_PRINTF_LIKE(fmt_index, first_arg)
+#endif
+
+/* Sets the message (printf-style); err may be NULL. Always returns -1 so
+ * callers can `return cli_error_set(...)`. */
+int cli_error_set(cli_error_t *err, const char *fmt, ...) CLI_PRINTF_LIKE(2, 3);
+
+#endif
