@@ -129,7 +129,8 @@ static void test_good_options(void)
     CHECK(parse_line("", &o, &err) == 0, "no options: %s", err.text);
     CHECK(o.size == 0 && o.m == 0 && o.runs == BENCH_DEFAULT_RUNS && o.warmup == -1 && o.check &&
               o.seed == 1 && o.alpha == 1.0 && o.beta == 0.0 && strcmp(o.kernels, "all") == 0 &&
-              o.backend == ESMM_BACKEND_AUTO && o.transa == ESMM_OP_N &&
+              o.backend == ESMM_BACKEND_AUTO && o.reference == BENCH_REFERENCE_AUTO &&
+              o.transa == ESMM_OP_N &&
               o.gen_a.kind == GENERATOR_DENSE && o.gen_b.kind == GENERATOR_DENSE,
           "defaults");
 
@@ -168,6 +169,8 @@ static void test_good_options(void)
               strcmp(o.commit, "abc") == 0 && o.backend == ESMM_BACKEND_CPU,
           "files parsed");
 
+    CHECK(parse_line("--reference cpu", &o, &err) == 0 && o.reference == BENCH_REFERENCE_CPU,
+          "--reference cpu");
     CHECK(parse_line("--size 8 --help --bogus", &o, &err) == 0 && o.help, "--help stops parsing");
     CHECK(parse_line("-h", &o, &err) == 0 && o.help, "-h");
     CHECK(parse_line("--alpha -2", &o, &err) == 0 && o.alpha == -2.0, "negative value after a flag");
@@ -201,6 +204,7 @@ static void test_bad_options(void)
         {"--pattern-a 1111000x", "not a pattern"},
         {"--transa X", "expected N or T"},
         {"--backend gpu", "expected auto, cpu or cuda"},
+        {"--reference gpu", "expected auto, cpu or cublas"},
         {"--bogus", "unknown option '--bogus'"},
         {"--bogus=3", "unknown option '--bogus'"},
         {"-x", "unexpected argument"},

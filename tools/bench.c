@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* sysconf */
+#define _POSIX_C_SOURCE 200809L /* sysconf, clock_gettime */
 
 #include "bench.h"
 
@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_args.h"
@@ -165,6 +166,13 @@ static double nonzero_fraction(const int64_t *counts, int64_t k, int64_t outer)
     return nonzeros / ((double)k * (double)outer);
 }
 
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 static void describe_source(const char *file, const generator_t *g, char *out, size_t cap)
 {
     if (file != NULL)
@@ -238,6 +246,11 @@ static int bench_run(const bench_options_t *o, bench_context_t *ctx)
     if (!ctx->cuda)
         printf(o->backend == ESMM_BACKEND_AUTO ? "no CUDA device: benchmarking the CPU backend\n"
                                                : "benchmarking the CPU backend\n");
+
+    if (o->reference == BENCH_REFERENCE_CUBLAS && !ctx->cuda) {
+        cli_error_set(&err, "--reference cublas needs a CUDA device");
+        return usage_error(&err);
+    }
 
     const char *names[MAX_KERNELS + 3];
     int kernel_count = choose_kernels(o, ctx, names, &err);
@@ -326,8 +339,10 @@ static int bench_run(const bench_options_t *o, bench_context_t *ctx)
 
     /* The reference, and norms for the error scale. */
     verify_reference_t ref = {m, n, NULL, NULL, NULL, o->alpha, o->beta, p.c0};
-    bool cpu_reference = !ctx->cuda || ((double)m * (double)n * (double)k <= CPU_REFERENCE_MAX_MACS &&
-                                        (double)m * (double)n <= CPU_REFERENCE_MAX_ELEMENTS);
+    bool cpu_reference = !ctx->cuda || o->reference == BENCH_REFERENCE_CPU ||
+                         (o->reference == BENCH_REFERENCE_AUTO &&
+                          (double)m * (double)n * (double)k <= CPU_REFERENCE_MAX_MACS &&
+                          (double)m * (double)n <= CPU_REFERENCE_MAX_ELEMENTS);
     if (o->check) {
         ctx->ref = allocate((size_t)(m * n), sizeof(double), "the reference", &err);
         ctx->row_norm = allocate((size_t)m, sizeof(double), "norms", &err);
@@ -340,7 +355,9 @@ static int bench_run(const bench_options_t *o, bench_context_t *ctx)
         ref.row_norm = ctx->row_norm;
         ref.col_norm = ctx->col_norm;
         if (cpu_reference) {
+            double start = now_seconds();
             compute_cpu_reference(&p, ctx->ref, ctx->out);
+            s.reference_seconds = now_seconds() - start;
             s.reference = "cpu-float64";
         }
         s.tolerance = verify_tolerance(k, !cpu_reference);

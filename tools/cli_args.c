@@ -107,6 +107,7 @@ typedef enum {
     OPT_LOAD_A,
     OPT_LOAD_B,
     OPT_NO_CHECK,
+    OPT_REFERENCE,
     OPT_JSON,
     OPT_COMMIT
 } option_id_t;
@@ -120,11 +121,11 @@ typedef struct {
 
 static const option_spec_t bench_option_specs[] = {
     {"--kernel", OPT_KERNEL, "LIST",
-     "comma-separated kernels; 'all' = every kernel of the backend, then esmm, then cublas\n"
+     "comma-separated kernels [all]; 'all' = every kernel of the backend,\n"
+     "                     then esmm, then cublas\n"
      "                     (CUDA: naive, coalesced, smem, blocktile1d, blocktile2d, vectorized,\n"
      "                     warptile, pipelined; CPU: cpu, cpu-skip-a, cpu-skip-b, cpu-skip-joint;\n"
-     "                     esmm = esmm_sgemm's default path; cublas = cublasSgemm FP32, no TF32)\n"
-     "                     [all]"},
+     "                     esmm = esmm_sgemm's default path; cublas = cublasSgemm FP32, no TF32)"},
     {"--size", OPT_SIZE, "S", "m = n = k = S [CUDA 4096, CPU 512]"},
     {"--m", OPT_M, "M", "rows of op(A) and C (overrides --size)"},
     {"--n", OPT_N, "N", "columns of op(B) and C (overrides --size)"},
@@ -151,6 +152,9 @@ static const option_spec_t bench_option_specs[] = {
                                      "                     (m x k for N, k x m for T); sizes come from the files"},
     {"--load-b", OPT_LOAD_B, "FILE", "B from a .npy file (k x n for N, n x k for T)"},
     {"--no-check", OPT_NO_CHECK, NULL, "skip verification"},
+    {"--reference", OPT_REFERENCE, "auto|cpu|cublas",
+     "check against the float64 CPU reference or cuBLAS\n"
+     "                     [auto: CPU when m*n*k <= 2^31 or without a GPU, else cuBLAS]"},
     {"--json", OPT_JSON, "FILE", "also write the results as JSON (DESIGN.md format)"},
     {"--commit", OPT_COMMIT, "STR", "commit recorded in the JSON [$ESMM_COMMIT, else unknown]"},
     {"--backend", OPT_BACKEND, "auto|cpu|cuda", "[auto: CUDA when a GPU is present]"},
@@ -175,16 +179,19 @@ void bench_print_usage(FILE *f)
         char left[40];
         snprintf(left, sizeof left, "%s%s%s", s->name, s->value_name ? " " : "",
                  s->value_name ? s->value_name : "");
-        fprintf(f, "  %-18s %s\n", left, s->help);
+        if (strlen(left) > 18)
+            fprintf(f, "  %s\n  %-18s %s\n", left, "", s->help);
+        else
+            fprintf(f, "  %-18s %s\n", left, s->help);
     }
     fputs("\n"
           "Only one kind of generator (pattern, density or random) may be used at a time; the\n"
           "default is dense uniform values in [-1, 1] that are never zero. Fortran-order .npy\n"
           "files are transposed on load; only dtype '<f4' and 2-D arrays are accepted.\n"
           "\n"
-          "Verification: against a float64 CPU reference when m*n*k <= 2^31, else against\n"
-          "cuBLAS; error = |x - ref| / (|ref| + |alpha| |op(A) row| |op(B) col| + |beta| |C|),\n"
-          "tolerance 8 * 2^-24 * (sqrt(k) + 1) (doubled against cuBLAS).\n"
+          "Verification (see --reference): error = |x - ref| / (|ref| + |alpha| |op(A) row|\n"
+          "|op(B) col| + |beta| |C|), tolerance 8 * 2^-24 * (sqrt(k) + 1), doubled against cuBLAS.\n"
+          "C starts as NaN (beta = 0) so unwritten elements fail.\n"
           "\n"
           "exit status: 0 all good, 1 a check or a kernel failed, 2 bad command line,\n"
           "3 unreadable/malformed input file, out of memory or CUDA error.\n",
@@ -232,6 +239,19 @@ static int parse_backend(const char *text, esmm_backend_t *out, cli_error_t *err
     return 0;
 }
 
+static int parse_reference(const char *text, bench_reference_t *out, cli_error_t *err)
+{
+    if (strcmp(text, "auto") == 0)
+        *out = BENCH_REFERENCE_AUTO;
+    else if (strcmp(text, "cpu") == 0)
+        *out = BENCH_REFERENCE_CPU;
+    else if (strcmp(text, "cublas") == 0)
+        *out = BENCH_REFERENCE_CUBLAS;
+    else
+        return cli_error_set(err, "--reference: expected auto, cpu or cublas, got '%.64s'", text);
+    return 0;
+}
+
 static int parse_path(const char *what, const char *text, const char **out, cli_error_t *err)
 {
     if (*text == '\0')
@@ -254,6 +274,7 @@ static int apply_option(const option_spec_t *s, const char *value, bench_options
     case OPT_HELP: o->help = true; return 0;
     case OPT_NO_CHECK: o->check = false; return 0;
     case OPT_BACKEND: return parse_backend(value, &o->backend, err);
+    case OPT_REFERENCE: return parse_reference(value, &o->reference, err);
     case OPT_KERNEL:
         if (*value == '\0')
             return cli_error_set(err, "--kernel: empty kernel list");

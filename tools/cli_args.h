@@ -22,6 +22,13 @@ int cli_parse_double(const char *what, const char *text, double min, double max,
 /* An 8-character string of '0' and '1'. */
 int cli_parse_pattern(const char *what, const char *text, char out[9], cli_error_t *err);
 
+/* What results are checked against. */
+typedef enum {
+    BENCH_REFERENCE_AUTO = 0, /* float64 CPU up to a size, cuBLAS beyond it */
+    BENCH_REFERENCE_CPU = 1,  /* always the float64 CPU reference */
+    BENCH_REFERENCE_CUBLAS = 2
+} bench_reference_t;
+
 typedef struct {
     bool help;
     esmm_backend_t backend;
@@ -36,6 +43,7 @@ typedef struct {
     generator_t gen_a, gen_b; /* for the operands that are not loaded */
     const char *load_a, *load_b;
     bool check;
+    bench_reference_t reference;
     const char *json_path;
     const char *commit; /* NULL: ESMM_COMMIT or "unknown" */
 } bench_options_t;

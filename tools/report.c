@@ -38,10 +38,13 @@ void report_print_header(FILE *f, const bench_summary_t *s)
     if (s->copies > 1)
         fprintf(f, ", cycling %" PRId64 " copies of A/B/C to defeat the L2 cache", s->copies);
     fputc('\n', f);
-    if (s->tolerance > 0.0)
-        fprintf(f, "check: vs %s, error |x-ref|/(|ref| + |alpha| |op(A) row| |op(B) col| + "
-                   "|beta| |C|), tolerance %.2e\n",
-                reference_description(s->reference), s->tolerance);
+    if (s->tolerance > 0.0) {
+        fprintf(f, "check: vs %s", reference_description(s->reference));
+        if (s->reference_seconds > 0.0)
+            fprintf(f, " (computed in %.1f s)", s->reference_seconds);
+        fprintf(f, ", error |x-ref|/(|ref| + |alpha| |op(A) row| |op(B) col| + |beta| |C|), "
+                   "tolerance %.2e\n", s->tolerance);
+    }
     else
         fprintf(f, "check: skipped\n");
 }

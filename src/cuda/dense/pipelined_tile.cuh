@@ -10,11 +10,13 @@ extern "C" {
 #include "gemm_problem.h"
 }
 
-struct pipelined_config {
+// K_TILE (k per pipeline stage) and STAGES are chosen per operand layout by
+// the launcher; everything else is fixed.
+template <int K_TILE, int STAGE_COUNT> struct pipelined_config {
     static constexpr int BM = 128; // C tile rows per CTA
     static constexpr int BN = 128; // C tile columns per CTA
-    static constexpr int BK = 16;  // k per pipeline stage
-    static constexpr int STAGES = 4;
+    static constexpr int BK = K_TILE;
+    static constexpr int STAGES = STAGE_COUNT;
     // Each thread owns QM x QN quadrants of 4x4 C values, BM/QM rows and
     // BN/QN columns apart.
     static constexpr int QM = 2;
@@ -50,11 +52,12 @@ __device__ __forceinline__ void cp_async_4(float *dst, const float *src)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
 }
 
-__device__ __forceinline__ void cp_async_16_zfill(float *dst, const float *src, bool valid)
+// Copies the first `bytes` (0..16) of a 16-byte chunk and zero-fills the rest.
+__device__ __forceinline__ void cp_async_16_zfill(float *dst, const float *src, int bytes)
 {
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-                 "r"(valid ? 16 : 0));
+                 "r"(bytes));
 }
 
 __device__ __forceinline__ void cp_async_4_zfill(float *dst, const float *src, bool valid)
@@ -74,17 +77,16 @@ template <int PENDING> __device__ __forceinline__ void cp_async_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
-__host__ __device__ inline int64_t pipelined_tile_count(int64_t m, int64_t n)
+template <class cfg> __host__ __device__ inline int64_t pipelined_tile_count(int64_t m, int64_t n)
 {
-    using cfg = pipelined_config;
     return ((m + cfg::BM - 1) / cfg::BM) * ((n + cfg::BN - 1) / cfg::BN);
 }
 
 // Maps blockIdx.x to a C tile: GROUP_M tile rows are walked column by column,
 // so the CTAs resident at once reuse a few A row panels and B column panels.
+template <class cfg>
 __device__ inline void pipelined_tile_coords(int64_t m, int64_t n, int64_t &tile_m, int64_t &tile_n)
 {
-    using cfg = pipelined_config;
     const int64_t tiles_m = (m + cfg::BM - 1) / cfg::BM;
     const int64_t tiles_n = (n + cfg::BN - 1) / cfg::BN;
     const int64_t id = blockIdx.x;
@@ -96,18 +98,24 @@ __device__ inline void pipelined_tile_coords(int64_t m, int64_t n, int64_t &tile
     tile_n = in_group / rows;
 }
 
-// Copies one BK x 128 slice of op(X) into shared memory as [k][mn]. K_CONTIG
-// says how X is stored: true when its rows run along k (A for op N, B for
-// op T), false when they run along m/n.
+// How an operand is stored, which decides how its tiles are copied:
+//   K_CONTIG:  its rows run along k (A for op N, B for op T); 4-byte copies
+//              transpose it into [k][mn].
+//   MN_VECTOR: its rows run along m/n, 16-byte aligned with ld % 4 == 0;
+//              16-byte copies.
+//   MN_SCALAR: rows along m/n but not 16-byte aligned; 4-byte copies.
+// The launcher picks one per operand, so no copy path carries another's code.
+enum class tile_layout { K_CONTIG, MN_VECTOR, MN_SCALAR };
+
+// Copies one BK x 128 slice of op(X) into shared memory as [k][mn].
 //
 // Rows (mn) past the matrix feed only C entries that are never stored, so
 // their addresses are clamped into the matrix instead of predicated: full
 // k-tiles copy without any per-element test. Only k past the end must read as
 // zero, and only the last k-tile (CHECK_K) pays for that.
-template <bool K_CONTIG> struct tile_loader;
+template <class cfg, tile_layout LAYOUT> struct tile_loader;
 
-template <> struct tile_loader<true> {
-    using cfg = pipelined_config;
+template <class cfg> struct tile_loader<cfg, tile_layout::K_CONTIG> {
     // A warp copies a 4 (mn) x 8 (k) block per instruction: each group of 8
     // lanes reads 32 contiguous bytes of one row.
     static constexpr int ROW_GROUPS = cfg::BM / (4 * cfg::WARPS);
@@ -152,19 +160,18 @@ template <> struct tile_loader<true> {
     }
 };
 
-template <> struct tile_loader<false> {
-    using cfg = pipelined_config;
-    // 16-byte chunks along mn; a warp copies one 512-byte row per instruction.
+// Layouts along m/n: a warp copies one 512-byte row of the tile per pass.
+template <class cfg, tile_layout LAYOUT> struct tile_loader {
+    static_assert(LAYOUT != tile_layout::K_CONTIG, "specialised above");
     static constexpr int CHUNKS_PER_ROW = cfg::BM / 4;
     static constexpr int ROWS_PER_PASS = cfg::THREADS / CHUNKS_PER_ROW;
     static constexpr int ITERS = cfg::BK / ROWS_PER_PASS;
     static_assert(ITERS * ROWS_PER_PASS == cfg::BK, "loader covers the tile exactly");
 
-    const float *chunk; // row k_row of k-tile 0 at this thread's chunk, clamped into the matrix
-    int last_j;         // elements past last_j of the chunk lie outside: reread last_j
+    const float *chunk; // row k_row of k-tile 0 at this thread's 4 columns, clamped inside
+    int valid;          // columns of the chunk inside the matrix (0..4)
     int k_row;
     int smem_offset;
-    bool vector_ok; // chunk inside the matrix and 16-byte aligned
 
     __device__ tile_loader(const float *x, int64_t ld, int64_t mn0, int64_t mn)
     {
@@ -172,10 +179,9 @@ template <> struct tile_loader<false> {
         k_row = threadIdx.x / CHUNKS_PER_ROW;
         smem_offset = k_row * cfg::ROW + chunk_index * 4;
         const int64_t col = mn0 + chunk_index * 4;
-        const int64_t left = mn - 1 - col; // columns after the first that are inside
-        chunk = x + (int64_t)k_row * ld + (col < mn ? col : mn - 1);
-        last_j = left <= 0 ? 0 : (left >= 3 ? 3 : (int)left);
-        vector_ok = left >= 3 && (ld % 4) == 0 && ((uintptr_t)x % 16) == 0;
+        const int64_t left = mn - col;
+        valid = left <= 0 ? 0 : (left >= 4 ? 4 : (int)left);
+        chunk = x + (int64_t)k_row * ld + (left > 0 ? col : mn - 1);
     }
 
     template <bool CHECK_K>
@@ -187,16 +193,15 @@ template <> struct tile_loader<false> {
             const bool k_ok = !CHECK_K || kt * cfg::BK + k_row + i * ROWS_PER_PASS < k;
             const float *src = tile + i * ROWS_PER_PASS * ld;
             float *dst = stage + smem_offset + i * ROWS_PER_PASS * cfg::ROW;
-            if (vector_ok) {
-                if (CHECK_K)
-                    cp_async_16_zfill(dst, k_ok ? src : chunk, k_ok);
-                else
-                    cp_async_16(dst, src);
+            if (LAYOUT == tile_layout::MN_VECTOR) {
+                // Partial chunks copy their valid bytes and zero-fill the rest.
+                cp_async_16_zfill(dst, k_ok ? src : chunk, k_ok ? valid * 4 : 0);
             } else {
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    cp_async_4_zfill(dst + j, k_ok ? src + (j < last_j ? j : last_j) : chunk,
-                                     k_ok);
+                for (int j = 0; j < 4; ++j) {
+                    const bool ok = k_ok && j < valid;
+                    cp_async_4_zfill(dst + j, ok ? src + j : chunk, ok);
+                }
             }
         }
     }
@@ -205,8 +210,7 @@ template <> struct tile_loader<false> {
 // Each thread owns QM x QN quadrants of 4x4 C values. A warp is 4 thread rows
 // x 8 thread columns, so a k step reads 4 distinct float4 of A and 8 of B per
 // instruction: broadcasts, no bank conflicts.
-struct warp_tile_accumulator {
-    using cfg = pipelined_config;
+template <class cfg> struct warp_tile_accumulator {
     static constexpr int TM = 4 * cfg::QM, TN = 4 * cfg::QN;
     static constexpr int M_STRIDE = cfg::BM / cfg::QM, N_STRIDE = cfg::BN / cfg::QN;
     static constexpr int WARP_COLS = cfg::BN / TN / 8;
