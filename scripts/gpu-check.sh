@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with a GPU: build for it, run the whole test suite (GPU tests
-# included) and the dense-ladder benchmark. Everything is logged under $OUT.
-#   OUT=dir scripts/gpu-check.sh [extra esmm bench arguments]
+# included), then the dense-ladder benchmark and the top kernel under all four
+# op combinations. Everything is logged under $OUT.
+#   OUT=dir scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-check-out}
@@ -10,16 +11,25 @@ mkdir -p "$OUT"
 status=0
 
 nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
-git rev-parse --short HEAD >"$OUT/commit.txt" 2>/dev/null || echo unknown >"$OUT/commit.txt"
-export ESMM_COMMIT=${ESMM_COMMIT:-$(cat "$OUT/commit.txt")}
+export ESMM_COMMIT=${ESMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
 { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DESMM_PTXAS_VERBOSE=ON &&
   cmake --build "$BUILD" -j "$(nproc)"; } >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+grep -E "spill|registers" "$OUT/build.log" | sort | uniq -c | sort -rn | head -5
 
 (cd "$BUILD" && ctest --output-on-failure -j 4) >"$OUT/test.log" 2>&1 || status=1
-tail -25 "$OUT/test.log"
+grep -E "tests passed|tests failed|Failed|\*\*\*" "$OUT/test.log"
 
-"$BUILD/tools/esmm" info | tee "$OUT/info.txt"
-"$BUILD/tools/esmm" bench --kernel all --size 4096 --json "$OUT/h100-ladder.json" "$@" \
-  2>&1 | tee "$OUT/bench.log" || status=1
+esmm="$BUILD/tools/esmm"
+"$esmm" info | tee "$OUT/info.txt"
+"$esmm" bench --kernel all --size 4096 --reference cpu --json "$OUT/h100-ladder.json" \
+  >"$OUT/bench.log" 2>&1 || status=1
+tail -14 "$OUT/bench.log"
+for ops in "N T" "T N" "T T"; do
+  set -- $ops
+  "$esmm" bench --kernel pipelined --size 4096 --transa "$1" --transb "$2" \
+    --json "$OUT/ops-$1$2.json" 2>&1 | tail -3 || status=1
+done
+python3 scripts/merge_results.py "$OUT/h100-pipelined-ops.json" "$OUT"/ops-*.json 2>/dev/null
+rm -f "$OUT"/ops-*.json
 exit $status

@@ -31,7 +31,8 @@
 #define HOST_MEMORY_SHARE 0.9
 #define MAX_KERNELS 64
 
-/* Everything a run allocates, released in one place. */
+/* Everything a run allocates, released in one place, and what the steps of
+ * the run share. */
 typedef struct {
     esmm_handle_t handle;
     bool cuda;
@@ -42,6 +43,9 @@ typedef struct {
     bench_runner_t *runner;
     bench_row_t *rows;
     FILE *json;
+    esmm_device_info_t device;
+    operand_view_t view_a, view_b;
+    char source_a[320], source_b[320]; /* descriptions for the report */
 } bench_context_t;
 
 static int usage_error(const cli_error_t *err)
@@ -103,9 +107,10 @@ static stored_shape_t stored_shape(const npy_matrix_t *file, const char *path)
     return s;
 }
 
-/* Refuses sizes whose buffers cannot exist here, before anything is allocated. */
-static int check_host_memory(const bench_options_t *o, bool cuda, int64_t m, int64_t n, int64_t k,
-                             cli_error_t *err)
+/* Refuses sizes whose buffers cannot exist here, before anything is allocated
+ * or generated. device_bytes is the GPU's memory (0 on the CPU backend). */
+static int check_memory(const bench_options_t *o, bool cuda, size_t device_bytes, int64_t m,
+                        int64_t n, int64_t k, cli_error_t *err)
 {
     double dm = (double)m, dn = (double)n, dk = (double)k;
     /* Every element count must be addressable in int64 bytes (and size_t). */
@@ -113,6 +118,11 @@ static int check_host_memory(const bench_options_t *o, bool cuda, int64_t m, int
     if (dm * dk > limit || dk * dn > limit || dm * dn > limit)
         return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " is too large: the "
                                   "matrices could not even be addressed", m, n, k);
+    double device_need = 4.0 * (dm * dk + dk * dn + dm * dn);
+    if (cuda && device_bytes > 0 && device_need > (double)device_bytes)
+        return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " needs %.1f GiB of "
+                                  "device memory; the GPU has %.1f GiB",
+                             m, n, k, device_need / 0x1.0p30, (double)device_bytes / 0x1.0p30);
     double floats = dm * dk + dk * dn + dm * dn /* result copy */;
     if (o->beta != 0.0)
         floats += dm * dn;
@@ -237,26 +247,10 @@ static const char *commit_string(const bench_options_t *o)
     return env != NULL && *env != '\0' ? env : "unknown";
 }
 
-static int bench_run(const bench_options_t *o, bench_context_t *ctx)
+/* Loads or generates A, B and C0 and settles m, n, k. Returns an exit code. */
+static int prepare_inputs(const bench_options_t *o, bench_context_t *ctx, bench_problem_t *p)
 {
     cli_error_t err = {""};
-    esmm_backend_t backend = ESMM_BACKEND_CPU;
-    esmm_get_backend(ctx->handle, &backend);
-    ctx->cuda = backend == ESMM_BACKEND_CUDA;
-    if (!ctx->cuda)
-        printf(o->backend == ESMM_BACKEND_AUTO ? "no CUDA device: benchmarking the CPU backend\n"
-                                               : "benchmarking the CPU backend\n");
-
-    if (o->reference == BENCH_REFERENCE_CUBLAS && !ctx->cuda) {
-        cli_error_set(&err, "--reference cublas needs a CUDA device");
-        return usage_error(&err);
-    }
-
-    const char *names[MAX_KERNELS + 3];
-    int kernel_count = choose_kernels(o, ctx, names, &err);
-    if (kernel_count < 0)
-        return usage_error(&err);
-
     if (o->load_a != NULL && npy_load_f32(o->load_a, &ctx->file_a, &err) != NPY_OK)
         return runtime_error(&err);
     if (o->load_b != NULL && npy_load_f32(o->load_b, &ctx->file_b, &err) != NPY_OK)
@@ -266,21 +260,21 @@ static int bench_run(const bench_options_t *o, bench_context_t *ctx)
                             stored_shape(&ctx->file_b, o->load_b),
                             ctx->cuda ? CUDA_DEFAULT_SIZE : CPU_DEFAULT_SIZE, &m, &n, &k, &err) != 0)
         return usage_error(&err);
-    if (check_host_memory(o, ctx->cuda, m, n, k, &err) != 0)
+    if (check_memory(o, ctx->cuda, ctx->device.global_memory_bytes, m, n, k, &err) != 0)
         return runtime_error(&err);
 
-    /* Inputs. */
-    bench_problem_t p = {ctx->handle, o->transa, o->transb, m, n, k, (float)o->alpha,
-                         (float)o->beta, NULL, NULL, NULL};
-    operand_view_t view_a = operand_view_a(NULL, o->transa, m, k);
-    operand_view_t view_b = operand_view_b(NULL, o->transb, k, n);
-    p.a = operand_data("A", &ctx->file_a, m * k, &o->gen_a, &view_a, o->seed, GENERATE_STREAM_A,
-                       &ctx->a, &err);
-    if (p.a == NULL)
+    bench_problem_t problem = {ctx->handle, o->transa, o->transb, m, n, k, (float)o->alpha,
+                               (float)o->beta, NULL, NULL, NULL};
+    *p = problem;
+    ctx->view_a = operand_view_a(NULL, o->transa, m, k);
+    ctx->view_b = operand_view_b(NULL, o->transb, k, n);
+    p->a = operand_data("A", &ctx->file_a, m * k, &o->gen_a, &ctx->view_a, o->seed,
+                        GENERATE_STREAM_A, &ctx->a, &err);
+    if (p->a == NULL)
         return runtime_error(&err);
-    p.b = operand_data("B", &ctx->file_b, k * n, &o->gen_b, &view_b, o->seed, GENERATE_STREAM_B,
-                       &ctx->b, &err);
-    if (p.b == NULL)
+    p->b = operand_data("B", &ctx->file_b, k * n, &o->gen_b, &ctx->view_b, o->seed,
+                        GENERATE_STREAM_B, &ctx->b, &err);
+    if (p->b == NULL)
         return runtime_error(&err);
     if (o->beta != 0.0) {
         ctx->c0 = allocate((size_t)(m * n), sizeof(float), "C", &err);
@@ -289,86 +283,169 @@ static int bench_run(const bench_options_t *o, bench_context_t *ctx)
         operand_view_t view_c = {ctx->c0, n, m, n, true};
         generator_t dense = {GENERATOR_DENSE, "", 1.0, 0.0};
         generate_operand(&view_c, &dense, o->seed, GENERATE_STREAM_C);
-        p.c0 = ctx->c0;
+        p->c0 = ctx->c0;
     }
     ctx->out = allocate((size_t)(m * n), sizeof(float), "the result copy", &err);
     ctx->nnz_a = allocate((size_t)k, sizeof(int64_t), "counts", &err);
     ctx->nnz_b = allocate((size_t)k, sizeof(int64_t), "counts", &err);
     ctx->ms = allocate((size_t)o->runs, sizeof(double), "timings", &err);
-    ctx->rows = calloc((size_t)kernel_count, sizeof *ctx->rows);
-    if (ctx->out == NULL || ctx->nnz_a == NULL || ctx->nnz_b == NULL || ctx->ms == NULL ||
-        ctx->rows == NULL)
+    if (ctx->out == NULL || ctx->nnz_a == NULL || ctx->nnz_b == NULL || ctx->ms == NULL)
         return runtime_error(&err);
-    count_nonzeros_per_k(&view_a, ctx->nnz_a);
-    count_nonzeros_per_k(&view_b, ctx->nnz_b);
+    count_nonzeros_per_k(&ctx->view_a, ctx->nnz_a);
+    count_nonzeros_per_k(&ctx->view_b, ctx->nnz_b);
+    return ESMM_EXIT_OK;
+}
 
+/* Everything the report says about the run except the reference and timing. */
+static void describe_run(const bench_options_t *o, bench_context_t *ctx, const bench_problem_t *p,
+                         const char *baseline, bench_summary_t *s)
+{
     bool any_file = o->load_a != NULL || o->load_b != NULL;
-    esmm_device_info_t info;
-    memset(&info, 0, sizeof info);
-    esmm_get_device_info(ctx->handle, &info);
-    bench_summary_t s = {
-        .device = ctx->cuda ? info.device_name : "cpu",
-        .backend = ctx->cuda ? "cuda" : "cpu",
-        .m = m, .n = n, .k = k,
-        .transa = o->transa == ESMM_OP_N ? 'N' : 'T',
-        .transb = o->transb == ESMM_OP_N ? 'N' : 'T',
-        .alpha = (float)o->alpha, .beta = (float)o->beta,
-        .generator = any_file ? "file" : generator_name(o->gen_a.kind != GENERATOR_DENSE
-                                                            ? o->gen_a.kind : o->gen_b.kind),
-        .nonzero_a = nonzero_fraction(ctx->nnz_a, k, m),
-        .nonzero_b = nonzero_fraction(ctx->nnz_b, k, n),
-        .file_a = o->load_a, .file_b = o->load_b,
-        .seed = o->seed,
-        .runs = o->runs,
-        .warmup = o->warmup >= 0 ? o->warmup : (ctx->cuda ? CUDA_DEFAULT_WARMUP : CPU_DEFAULT_WARMUP),
-        .flops = 2.0 * (double)m * (double)n * (double)k,
-        .effective_flops = effective_flops(ctx->nnz_a, ctx->nnz_b, k),
-        .baseline = names[0],
-        .baseline_ms = NAN,
-        .reference = "none",
-    };
-    s.density_a = o->load_a != NULL ? s.nonzero_a : generator_density(&o->gen_a);
-    s.density_b = o->load_b != NULL ? s.nonzero_b : generator_density(&o->gen_b);
-    char source_a[320], source_b[320];
-    describe_source(o->load_a, &o->gen_a, source_a, sizeof source_a);
-    describe_source(o->load_b, &o->gen_b, source_b, sizeof source_b);
-    s.source_a = source_a;
-    s.source_b = source_b;
-    s.pattern_a = o->load_a == NULL && o->gen_a.kind == GENERATOR_PATTERN ? o->gen_a.pattern : NULL;
-    s.pattern_b = o->load_b == NULL && o->gen_b.kind == GENERATOR_PATTERN ? o->gen_b.pattern : NULL;
+    generator_kind_t kind = o->gen_a.kind != GENERATOR_DENSE ? o->gen_a.kind : o->gen_b.kind;
+    memset(s, 0, sizeof *s);
+    s->device = ctx->cuda ? ctx->device.device_name : "cpu";
+    s->backend = ctx->cuda ? "cuda" : "cpu";
+    s->m = p->m;
+    s->n = p->n;
+    s->k = p->k;
+    s->transa = o->transa == ESMM_OP_N ? 'N' : 'T';
+    s->transb = o->transb == ESMM_OP_N ? 'N' : 'T';
+    s->alpha = p->alpha;
+    s->beta = p->beta;
+    s->generator = any_file ? "file" : generator_name(kind);
+    s->nonzero_a = nonzero_fraction(ctx->nnz_a, p->k, p->m);
+    s->nonzero_b = nonzero_fraction(ctx->nnz_b, p->k, p->n);
+    s->density_a = o->load_a != NULL ? s->nonzero_a : generator_density(&o->gen_a);
+    s->density_b = o->load_b != NULL ? s->nonzero_b : generator_density(&o->gen_b);
+    s->pattern_a = o->load_a == NULL && o->gen_a.kind == GENERATOR_PATTERN ? o->gen_a.pattern : NULL;
+    s->pattern_b = o->load_b == NULL && o->gen_b.kind == GENERATOR_PATTERN ? o->gen_b.pattern : NULL;
+    s->file_a = o->load_a;
+    s->file_b = o->load_b;
+    describe_source(o->load_a, &o->gen_a, ctx->source_a, sizeof ctx->source_a);
+    describe_source(o->load_b, &o->gen_b, ctx->source_b, sizeof ctx->source_b);
+    s->source_a = ctx->source_a;
+    s->source_b = ctx->source_b;
+    s->seed = o->seed;
+    s->runs = o->runs;
+    s->warmup = o->warmup >= 0 ? o->warmup : (ctx->cuda ? CUDA_DEFAULT_WARMUP : CPU_DEFAULT_WARMUP);
+    s->flops = 2.0 * (double)p->m * (double)p->n * (double)p->k;
+    s->effective_flops = effective_flops(ctx->nnz_a, ctx->nnz_b, p->k);
+    s->baseline = baseline;
+    s->baseline_ms = NAN;
+    s->reference = "none";
+}
 
-    /* The reference, and norms for the error scale. */
-    verify_reference_t ref = {m, n, NULL, NULL, NULL, o->alpha, o->beta, p.c0};
-    bool cpu_reference = !ctx->cuda || o->reference == BENCH_REFERENCE_CPU ||
-                         (o->reference == BENCH_REFERENCE_AUTO &&
-                          (double)m * (double)n * (double)k <= CPU_REFERENCE_MAX_MACS &&
-                          (double)m * (double)n <= CPU_REFERENCE_MAX_ELEMENTS);
-    if (o->check) {
-        ctx->ref = allocate((size_t)(m * n), sizeof(double), "the reference", &err);
-        ctx->row_norm = allocate((size_t)m, sizeof(double), "norms", &err);
-        ctx->col_norm = allocate((size_t)n, sizeof(double), "norms", &err);
-        if (ctx->ref == NULL || ctx->row_norm == NULL || ctx->col_norm == NULL)
-            return runtime_error(&err);
-        operand_norms(&view_a, ctx->row_norm);
-        operand_norms(&view_b, ctx->col_norm);
-        ref.ref = ctx->ref;
-        ref.row_norm = ctx->row_norm;
-        ref.col_norm = ctx->col_norm;
-        if (cpu_reference) {
-            double start = now_seconds();
-            compute_cpu_reference(&p, ctx->ref, ctx->out);
-            s.reference_seconds = now_seconds() - start;
-            s.reference = "cpu-float64";
-        }
-        s.tolerance = verify_tolerance(k, !cpu_reference);
+static bool use_cpu_reference(const bench_options_t *o, bool cuda, const bench_problem_t *p)
+{
+    if (!cuda || o->reference == BENCH_REFERENCE_CPU)
+        return true;
+    return o->reference == BENCH_REFERENCE_AUTO &&
+           (double)p->m * (double)p->n * (double)p->k <= CPU_REFERENCE_MAX_MACS &&
+           (double)p->m * (double)p->n <= CPU_REFERENCE_MAX_ELEMENTS;
+}
+
+/* Norms for the error scale and the float64 CPU reference; the cuBLAS
+ * reference needs the runner and comes later. Returns an exit code. */
+static int prepare_check(const bench_options_t *o, bench_context_t *ctx, const bench_problem_t *p,
+                         bool cpu_reference, bench_summary_t *s, verify_reference_t *ref)
+{
+    cli_error_t err = {""};
+    ctx->ref = allocate((size_t)(p->m * p->n), sizeof(double), "the reference", &err);
+    ctx->row_norm = allocate((size_t)p->m, sizeof(double), "norms", &err);
+    ctx->col_norm = allocate((size_t)p->n, sizeof(double), "norms", &err);
+    if (ctx->ref == NULL || ctx->row_norm == NULL || ctx->col_norm == NULL)
+        return runtime_error(&err);
+    operand_norms(&ctx->view_a, ctx->row_norm);
+    operand_norms(&ctx->view_b, ctx->col_norm);
+    verify_reference_t r = {p->m, p->n, ctx->ref, ctx->row_norm, ctx->col_norm,
+                            o->alpha, o->beta, p->c0};
+    *ref = r;
+    if (cpu_reference) {
+        double start = now_seconds();
+        compute_cpu_reference(p, ctx->ref, ctx->out);
+        s->reference_seconds = now_seconds() - start;
+        s->reference = "cpu-float64";
+    }
+    s->tolerance = verify_tolerance(p->k, !cpu_reference);
+    return ESMM_EXIT_OK;
+}
+
+/* The cuBLAS result as the reference; without it nothing is checked. */
+static bool take_cublas_reference(bench_context_t *ctx, const bench_problem_t *p,
+                                  bench_summary_t *s)
+{
+    cli_error_t err = {""};
+    if (ctx->runner->has_cublas &&
+        ctx->runner->run_checked(ctx->runner, "cublas", ctx->out, &err) == 0) {
+        for (int64_t i = 0; i < p->m * p->n; i++)
+            ctx->ref[i] = ctx->out[i];
+        s->reference = "cublas";
+        return true;
+    }
+    printf("check: no reference (cuBLAS failed%s%s); results are not checked\n",
+           err.text[0] ? ": " : "", err.text);
+    s->tolerance = 0.0;
+    return false;
+}
+
+static int write_json(const bench_options_t *o, bench_context_t *ctx, const bench_summary_t *s,
+                      int count)
+{
+    char date[32];
+    report_utc_now(date, sizeof date);
+    report_write_json(ctx->json, s, ctx->rows, count, commit_string(o), date);
+    int failed = ferror(ctx->json);
+    if (fclose(ctx->json) != 0)
+        failed = 1;
+    ctx->json = NULL;
+    if (failed) {
+        cli_error_t err;
+        cli_error_set(&err, "%s: writing the results failed", o->json_path);
+        return runtime_error(&err);
+    }
+    printf("\nresults written to %s\n", o->json_path);
+    return ESMM_EXIT_OK;
+}
+
+static int bench_run(const bench_options_t *o, bench_context_t *ctx)
+{
+    cli_error_t err = {""};
+    esmm_backend_t backend = ESMM_BACKEND_CPU;
+    esmm_get_backend(ctx->handle, &backend);
+    ctx->cuda = backend == ESMM_BACKEND_CUDA;
+    esmm_get_device_info(ctx->handle, &ctx->device);
+    if (!ctx->cuda)
+        printf(o->backend == ESMM_BACKEND_AUTO ? "no CUDA device: benchmarking the CPU backend\n"
+                                               : "benchmarking the CPU backend\n");
+    if (o->reference == BENCH_REFERENCE_CUBLAS && !ctx->cuda) {
+        cli_error_set(&err, "--reference cublas needs a CUDA device");
+        return usage_error(&err);
+    }
+    const char *names[MAX_KERNELS + 3];
+    int kernel_count = choose_kernels(o, ctx, names, &err);
+    if (kernel_count < 0)
+        return usage_error(&err);
+    ctx->rows = calloc((size_t)kernel_count, sizeof *ctx->rows);
+    if (ctx->rows == NULL) {
+        cli_error_set(&err, "out of host memory");
+        return runtime_error(&err);
     }
 
-    if (o->json_path != NULL) {
-        ctx->json = fopen(o->json_path, "w");
-        if (ctx->json == NULL) {
-            cli_error_set(&err, "%s: cannot create: %s", o->json_path, strerror(errno));
-            return runtime_error(&err);
-        }
+    bench_problem_t p;
+    int exit_code = prepare_inputs(o, ctx, &p);
+    if (exit_code != ESMM_EXIT_OK)
+        return exit_code;
+    bench_summary_t s;
+    describe_run(o, ctx, &p, names[0], &s);
+    verify_reference_t ref;
+    bool cpu_reference = use_cpu_reference(o, ctx->cuda, &p);
+    if (o->check && (exit_code = prepare_check(o, ctx, &p, cpu_reference, &s, &ref)) != ESMM_EXIT_OK)
+        return exit_code;
+
+    /* Opened before the runs so a bad path fails now, not after them. */
+    if (o->json_path != NULL && (ctx->json = fopen(o->json_path, "w")) == NULL) {
+        cli_error_set(&err, "%s: cannot create: %s", o->json_path, strerror(errno));
+        return runtime_error(&err);
     }
     ctx->runner = ctx->cuda ? bench_runner_cuda_create(&p, &err) : bench_runner_cpu_create(&p, &err);
     if (ctx->runner == NULL)
@@ -377,50 +454,26 @@ static int bench_run(const bench_options_t *o, bench_context_t *ctx)
     s.clock = ctx->runner->clock;
     if (ctx->cuda && !ctx->runner->has_cublas)
         printf("cublas: cuBLAS could not be initialised; no baseline\n");
-
-    bool reference_from_cublas = o->check && !cpu_reference;
-    if (reference_from_cublas) {
-        if (ctx->runner->has_cublas &&
-            ctx->runner->run_checked(ctx->runner, "cublas", ctx->out, &err) == 0) {
-            for (int64_t i = 0; i < m * n; i++)
-                ctx->ref[i] = ctx->out[i];
-            s.reference = "cublas";
-        } else {
-            printf("check: no reference (cuBLAS failed%s%s); results are not checked\n",
-                   err.text[0] ? ": " : "", err.text);
-            s.tolerance = 0.0;
-        }
-    }
-    bool have_reference = o->check && s.tolerance > 0.0;
+    bool cublas_is_reference = o->check && !cpu_reference && take_cublas_reference(ctx, &p, &s);
+    bool checking = o->check && s.tolerance > 0.0;
 
     report_print_header(stdout, &s);
     report_print_table_header(stdout, &s);
-    int exit_code = ESMM_EXIT_OK;
     for (int i = 0; i < kernel_count; i++) {
         bench_row_t *row = &ctx->rows[i];
         row->kernel = names[i];
-        row->is_reference = reference_from_cublas && have_reference && strcmp(names[i], "cublas") == 0;
-        run_row(ctx, o, &s, have_reference ? &ref : NULL, s.warmup, row);
+        row->is_reference = cublas_is_reference && strcmp(names[i], "cublas") == 0;
+        run_row(ctx, o, &s, checking ? &ref : NULL, s.warmup, row);
         if (i == 0 && row->ran)
             s.baseline_ms = row->median_ms;
         report_print_row(stdout, &s, row);
         if (!row->ran || strcmp(row->check, "fail") == 0)
             exit_code = ESMM_EXIT_CHECK_FAILED;
     }
-
     if (ctx->json != NULL) {
-        char date[32];
-        report_utc_now(date, sizeof date);
-        report_write_json(ctx->json, &s, ctx->rows, kernel_count, commit_string(o), date);
-        int failed = ferror(ctx->json);
-        if (fclose(ctx->json) != 0)
-            failed = 1;
-        ctx->json = NULL;
-        if (failed) {
-            cli_error_set(&err, "%s: writing the results failed", o->json_path);
-            return runtime_error(&err);
-        }
-        printf("\nresults written to %s\n", o->json_path);
+        int json_exit = write_json(o, ctx, &s, kernel_count);
+        if (json_exit != ESMM_EXIT_OK)
+            return json_exit;
     }
     return exit_code;
 }

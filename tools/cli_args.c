@@ -170,7 +170,7 @@ void bench_print_usage(FILE *f)
           "FP32), checks every result and prints median/min ms, TFLOP/s, effective TFLOP/s\n"
           "(counting only products whose operands are both nonzero), the speed relative to\n"
           "cuBLAS (to the dense 'cpu' kernel on the CPU backend) and the largest relative error.\n"
-          "Without a GPU it benchmarks the CPU backend.\n"
+          "That baseline is always timed, first. Without a GPU it benchmarks the CPU backend.\n"
           "\n"
           "options (--opt VALUE or --opt=VALUE):\n",
           f);
@@ -325,6 +325,22 @@ static generator_t operand_generator(const generator_flags_t *g, const char *own
     return gen;
 }
 
+/* The first flag given that generates this operand, or NULL. */
+static const char *flag_changing_operand(const generator_flags_t *g, const char *own_pattern,
+                                         double own_density, const char *pattern_flag,
+                                         const char *density_flag)
+{
+    if (g->pattern[0])
+        return "--pattern";
+    if (own_pattern[0])
+        return pattern_flag;
+    if (own_density >= 0.0)
+        return density_flag;
+    if (g->random >= 0.0)
+        return "--random";
+    return NULL;
+}
+
 static int resolve_generators(const generator_flags_t *g, bench_options_t *o, cli_error_t *err)
 {
     bool any_pattern = g->pattern[0] || g->pattern_a[0] || g->pattern_b[0];
@@ -334,16 +350,10 @@ static int resolve_generators(const generator_flags_t *g, bench_options_t *o, cl
         return cli_error_set(err, "--pattern*, --density-* and --random are different generators; "
                                   "use one kind at a time");
     /* Flags that would change a loaded operand are refused, not ignored. */
-    const char *touches_a = g->pattern[0]     ? "--pattern"
-                            : g->pattern_a[0] ? "--pattern-a"
-                            : g->density_a >= 0.0 ? "--density-a"
-                            : any_random      ? "--random"
-                                              : NULL;
-    const char *touches_b = g->pattern[0]     ? "--pattern"
-                            : g->pattern_b[0] ? "--pattern-b"
-                            : g->density_b >= 0.0 ? "--density-b"
-                            : any_random      ? "--random"
-                                              : NULL;
+    const char *touches_a = flag_changing_operand(g, g->pattern_a, g->density_a, "--pattern-a",
+                                                  "--density-a");
+    const char *touches_b = flag_changing_operand(g, g->pattern_b, g->density_b, "--pattern-b",
+                                                  "--density-b");
     if (o->load_a != NULL && touches_a != NULL)
         return cli_error_set(err, "%s would change A, which --load-a reads from a file", touches_a);
     if (o->load_b != NULL && touches_b != NULL)

@@ -40,7 +40,7 @@ void report_print_header(FILE *f, const bench_summary_t *s)
     fputc('\n', f);
     if (s->tolerance > 0.0) {
         fprintf(f, "check: vs %s", reference_description(s->reference));
-        if (s->reference_seconds > 0.0)
+        if (s->reference_seconds >= 0.1)
             fprintf(f, " (computed in %.1f s)", s->reference_seconds);
         fprintf(f, ", error |x-ref|/(|ref| + |alpha| |op(A) row| |op(B) col| + |beta| |C|), "
                    "tolerance %.2e\n", s->tolerance);

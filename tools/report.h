@@ -30,7 +30,7 @@ typedef struct {
     const char *baseline;   /* "cublas" or "cpu" */
     double baseline_ms;     /* median of the baseline; NaN when it did not run */
     const char *reference;  /* "cpu-float64", "cublas" or "none" */
-    double reference_seconds; /* time the CPU reference took, 0 when not computed */
+    double reference_seconds; /* time the CPU reference took (shown from 0.1 s) */
     double tolerance;
 } bench_summary_t;
 
