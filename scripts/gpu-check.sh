@@ -11,6 +11,7 @@ mkdir -p "$OUT"
 status=0
 
 nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
+# The device copy of the tree may have no .git: pass ESMM_COMMIT from outside.
 export ESMM_COMMIT=${ESMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
 { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DESMM_PTXAS_VERBOSE=ON &&
