@@ -107,6 +107,82 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
                                 const float *beta,
                                 float *C, int64_t ldc);
 
+/*
+ * Zero-skipping (see README, "How esmm skips zeros").
+ *
+ * esmm_sgemm extracts, on the handle's backend, one byte per (32-row strip of
+ * op(A), 8-column block of k) and per (8-row block of k, 32-column strip of
+ * op(B)) saying which k columns/rows are nonzero, and skips the products those
+ * masks prove to be zero. Results are exact: they equal the dense path's.
+ *
+ * Operand patterns can be extracted once and reused while the operand does not
+ * change (for example weights): the caller promises the data is unchanged.
+ * A pattern belongs to the handle that made it and to the op, shape and
+ * storage it was extracted from; passing it with a different shape or op gives
+ * ESMM_STATUS_INVALID_VALUE.
+ */
+typedef struct esmm_operand_pattern *esmm_pattern_t;
+
+/* Patterns of op(A) (m x k) and op(B) (k x n). Asynchronous on the CUDA
+ * backend (ordered on the handle's stream). */
+esmm_status_t esmm_pattern_extract_a(esmm_handle_t handle, esmm_operation_t op_a,
+                                     int64_t m, int64_t k, const float *A, int64_t lda,
+                                     esmm_pattern_t *pattern);
+esmm_status_t esmm_pattern_extract_b(esmm_handle_t handle, esmm_operation_t op_b,
+                                     int64_t k, int64_t n, const float *B, int64_t ldb,
+                                     esmm_pattern_t *pattern);
+/* Fraction of (strip, k) slices that hold a nonzero, in [0, 1]. Waits for the
+ * extraction to finish. */
+esmm_status_t esmm_pattern_density(esmm_pattern_t pattern, double *density);
+/* NULL is accepted. Waits for work that may still use the pattern. */
+esmm_status_t esmm_pattern_destroy(esmm_pattern_t pattern);
+
+/* esmm_sgemm with patterns extracted earlier; either may be NULL (extracted
+ * by the call). */
+esmm_status_t esmm_sgemm_patterns(esmm_handle_t handle,
+                                  esmm_operation_t op_a, esmm_operation_t op_b,
+                                  int64_t m, int64_t n, int64_t k,
+                                  const float *alpha,
+                                  const float *A, int64_t lda, esmm_pattern_t pattern_a,
+                                  const float *B, int64_t ldb, esmm_pattern_t pattern_b,
+                                  const float *beta,
+                                  float *C, int64_t ldc);
+
+typedef enum {
+    ESMM_PATH_NONE = 0,  /* nothing to multiply: empty problem, k == 0 or alpha == 0 */
+    ESMM_PATH_DENSE = 1, /* the dense kernel: not enough zeros to pay for skipping */
+    ESMM_PATH_SPARSE = 2 /* the zero-skipping kernel */
+} esmm_path_t;
+
+typedef struct {
+    esmm_path_t path;
+    const char *kernel;      /* name of the kernel that ran */
+    double density_a;        /* fraction of op(A)'s (strip, k) slices with a nonzero;
+                                < 0 when the call extracted no masks */
+    double density_b;        /* same for op(B)'s (k, strip) slices */
+    double work_fraction;    /* fraction of the dense (strip pair, k) work that ran */
+    double extraction_ms;    /* time of both extractions; < 0 when not measured */
+} esmm_info_t;
+
+/*
+ * What the last esmm_sgemm / esmm_sgemm_patterns / esmm_sgemm_kernel call on
+ * this handle did. The figures live on the device: this call waits for the
+ * handle's stream, so keep it out of hot loops. extraction_ms is measured only
+ * when esmm_set_timing(handle, 1) was called (it adds events to the stream).
+ */
+esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info);
+esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
+
+/*
+ * Workspace: the handle owns one that grows on demand (a growth allocates and
+ * so synchronises the device: do a first call of each size before capturing a
+ * CUDA graph). Alternatively the caller lends one: esmm_workspace_size says
+ * how many bytes a problem needs, and esmm_set_workspace(handle, ptr, bytes)
+ * makes calls use it (ptr = NULL returns to the handle's own).
+ */
+size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k);
+esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t bytes);
+
 /* Describes the device a CUDA handle runs on; on the CPU backend the device
  * fields are empty/zero. */
 typedef struct {

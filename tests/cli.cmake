@@ -4,8 +4,9 @@
 # tests. Run as `cmake -DESMM=... -DEXPECTED=... -DARGS=a|b|c -P cli.cmake` it
 # runs the esmm binary once and checks that it exited with exactly EXPECTED
 # (so a crash, which CMake reports as a signal name, never passes), that a
-# failing run said why on stderr, that stderr matches STDERR_REGEX if given,
-# and that JSON_FILE, if given, is a results file in the DESIGN.md format.
+# failing run said why on stderr, that stderr matches STDERR_REGEX and stdout
+# STDOUT_REGEX if given, and that JSON_FILE, if given, is a results file in the
+# DESIGN.md format whose text matches JSON_REGEX if given.
 
 if(CMAKE_SCRIPT_MODE_FILE)
   string(REPLACE "|" ";" esmm_args "${ARGS}")
@@ -21,8 +22,14 @@ if(CMAKE_SCRIPT_MODE_FILE)
   if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
     message(FATAL_ERROR "esmm ${esmm_args}: stderr does not match '${STDERR_REGEX}':\n${err}")
   endif()
+  if(DEFINED STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
+    message(FATAL_ERROR "esmm ${esmm_args}: stdout does not match '${STDOUT_REGEX}':\n${out}")
+  endif()
   if(DEFINED JSON_FILE)
     file(READ "${JSON_FILE}" json)
+    if(DEFINED JSON_REGEX AND NOT json MATCHES "${JSON_REGEX}")
+      message(FATAL_ERROR "${JSON_FILE} does not match '${JSON_REGEX}':\n${json}")
+    endif()
     foreach(key device commit date)
       string(JSON value ERROR_VARIABLE json_error GET "${json}" ${key})
       if(json_error)
@@ -54,16 +61,23 @@ set(ESMM_CLI_FIXTURES ${CMAKE_CURRENT_BINARY_DIR}/cli_fixtures)
 add_test(NAME cli_write_fixtures COMMAND test_cli --write-fixtures ${ESMM_CLI_FIXTURES})
 set_tests_properties(cli_write_fixtures PROPERTIES FIXTURES_SETUP esmm_cli_files)
 
-# esmm_cli_test(NAME EXPECTED_EXIT [STDERR regex] [JSON file] ARGS arg ...)
+# esmm_cli_test(NAME EXPECTED_EXIT [STDERR regex] [STDOUT regex] [JSON file
+#               [JSON_REGEX regex]] ARGS arg ...)
 function(esmm_cli_test name expected)
-  cmake_parse_arguments(T "" "STDERR;JSON" "ARGS" ${ARGN})
+  cmake_parse_arguments(T "" "STDERR;STDOUT;JSON;JSON_REGEX" "ARGS" ${ARGN})
   string(REPLACE ";" "|" joined "${T_ARGS}")
   set(defines -DESMM=$<TARGET_FILE:esmm_cli> -DEXPECTED=${expected} -DARGS=${joined})
   if(T_STDERR)
     list(APPEND defines -DSTDERR_REGEX=${T_STDERR})
   endif()
+  if(T_STDOUT)
+    list(APPEND defines -DSTDOUT_REGEX=${T_STDOUT})
+  endif()
   if(T_JSON)
     list(APPEND defines -DJSON_FILE=${T_JSON})
+  endif()
+  if(T_JSON_REGEX)
+    list(APPEND defines -DJSON_REGEX=${T_JSON_REGEX})
   endif()
   add_test(NAME ${name}
            COMMAND ${CMAKE_COMMAND} ${defines} -P ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake
@@ -86,6 +100,46 @@ esmm_cli_test(cli_bench_density_transposed 0
 esmm_cli_test(cli_bench_random 0 ARGS bench --size 37 --random 0.4 --runs 2 --seed 99)
 esmm_cli_test(cli_bench_files 0
               ARGS bench --load-a cli_fixtures/a.npy --load-b cli_fixtures/b.npy --runs 2)
+
+# Zero-skipping statistics, cached B, extraction rows, sweeps, analyze. The
+# CPU backend is asked for where the outcome depends on it; the sizes keep
+# every run well under a second on two cores.
+esmm_cli_test(cli_bench_skip_stats 0 STDOUT "esmm +[0-9.]+.*
+ +skip stats: path [a-z]+, kernel"
+              ARGS bench --backend cpu --size 40 --runs 2 --kernel cpu-skip-joint,esmm
+                   --density-a 0.5 --density-b 0.5 --skip-stats)
+esmm_cli_test(cli_bench_cached_b 0 STDOUT "esmm .cached B."
+              JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_cached_b.json
+              JSON_REGEX "kernel.: .esmm.[^}]*cached_b.: true[^}]*path.: .[a-z]+"
+              ARGS bench --size 40 --runs 2 --kernel esmm --cached-b --skip-stats --pattern 11110000
+                   --json ${CMAKE_CURRENT_BINARY_DIR}/cli_cached_b.json)
+esmm_cli_test(cli_bench_extract_on_cpu 0 STDOUT "extract-a: extraction is timed on the CUDA backend only"
+              ARGS bench --backend cpu --size 16 --runs 1 --kernel extract-a,extract-b,esmm)
+esmm_cli_test(cli_sweep_density 0 STDOUT "sweep density.*d = 0.0625 .both."
+              JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_sweep_density.json
+              JSON_REGEX "case.: .d = 0.0625 .both."
+              ARGS bench --backend cpu --sweep density --size 24 --runs 1 --cached-b
+                   --json ${CMAKE_CURRENT_BINARY_DIR}/cli_sweep_density.json)
+esmm_cli_test(cli_sweep_targets_scaled 0 STDOUT "sweep targets.*random 0.5"
+              STDERR "sweep targets .14/14."
+              JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_sweep_targets.json
+              JSON_REGEX "case.: .B only, d = 0.125.[^}]*cached_b.: true"
+              ARGS bench --backend cpu --sweep targets --size 16 --runs 1
+                   --json ${CMAKE_CURRENT_BINARY_DIR}/cli_sweep_targets.json)
+esmm_cli_test(cli_sweep_targets_cpu_notice 0 STDOUT "nothing run"
+              ARGS bench --backend cpu --sweep targets)
+esmm_cli_test(cli_analyze_help 0 STDOUT "usage: esmm analyze" ARGS analyze --help)
+esmm_cli_test(cli_analyze_both 0 STDOUT "dead k: +25.00%.*joint slice density.*esmm_sgemm m = 24, n = 28, k = 20: path"
+              ARGS analyze cli_fixtures/a.npy cli_fixtures/b.npy --backend cpu)
+esmm_cli_test(cli_analyze_transposed 0 STDOUT "op.B. = B.T: k = 20, n = 28"
+              ARGS analyze cli_fixtures/a.npy cli_fixtures/bt.npy --transb T --backend cpu)
+esmm_cli_test(cli_analyze_a_only 0 STDOUT "dense random op.B., k = 20 x n = 9"
+              ARGS analyze cli_fixtures/a.npy --n 9 --backend cpu)
+esmm_cli_test(cli_analyze_bench 0 STDOUT "esmm .cached B."
+              JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_analyze.json
+              JSON_REGEX "generator.: .file."
+              ARGS analyze cli_fixtures/a.npy cli_fixtures/b.npy --bench --runs 2 --backend cpu
+                   --json ${CMAKE_CURRENT_BINARY_DIR}/cli_analyze.json)
 
 # Bad invocations: a message on stderr and the documented exit code.
 esmm_cli_test(cli_no_command 2 ARGS)
@@ -111,3 +165,16 @@ esmm_cli_test(cli_bench_too_large 3 STDERR "needs [0-9.]+ GiB of [a-z]+ memory" 
 esmm_cli_test(cli_bench_unaddressable 3 STDERR "too large" ARGS bench --size 4000000000000000000)
 esmm_cli_test(cli_bench_json_unwritable 3 STDERR "cannot create"
               ARGS bench --size 8 --runs 1 --json /nonexistent-dir/out.json)
+esmm_cli_test(cli_bench_sweep_unknown 2 STDERR "expected targets or density" ARGS bench --sweep fast)
+esmm_cli_test(cli_bench_sweep_with_generator 2 STDERR "cannot be used with it"
+              ARGS bench --sweep targets --density-a 0.5)
+esmm_cli_test(cli_analyze_no_file 2 STDERR "no matrix given" ARGS analyze)
+esmm_cli_test(cli_analyze_three_files 2 STDERR "at most two files"
+              ARGS analyze cli_fixtures/a.npy cli_fixtures/b.npy cli_fixtures/b.npy)
+esmm_cli_test(cli_analyze_disagree 2 STDERR "sizes disagree"
+              ARGS analyze cli_fixtures/a.npy cli_fixtures/a.npy --backend cpu)
+esmm_cli_test(cli_analyze_missing_file 3 STDERR "cannot open" ARGS analyze no-such-file.npy)
+esmm_cli_test(cli_analyze_not_npy 3 STDERR "not a .npy file"
+              ARGS analyze ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake)
+esmm_cli_test(cli_analyze_wrong_dtype 3 STDERR "'<f8'"
+              ARGS analyze cli_fixtures/a.npy cli_fixtures/f8.npy)

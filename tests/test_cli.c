@@ -1,6 +1,7 @@
-/* Tests of the esmm command-line tool's parts: argument parsing, kernel lists
- * and sizes, .npy loading and saving (malformed files included), the input
- * generators, error measurement and JSON output.
+/* Tests of the esmm command-line tool's parts: argument parsing (bench and
+ * analyze), kernel lists and sizes, sweep cases, .npy loading and saving
+ * (malformed files included), the input generators, operand statistics,
+ * error measurement, JSON output and the sweep table.
  *
  * `test_cli --write-fixtures DIR` instead writes the .npy files that the
  * CTest runs of the esmm binary load (see cli.cmake). */
@@ -15,12 +16,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyze.h"
 #include "check.h"
 #include "cli_args.h"
 #include "generate.h"
 #include "json.h"
 #include "npy.h"
+#include "operand_stats.h"
 #include "report.h"
+#include "sweep.h"
 #include "verify.h"
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -30,17 +34,31 @@ static bool contains(const char *haystack, const char *needle)
     return strstr(haystack, needle) != NULL;
 }
 
-/* Splits a space-separated command line (no quoting) and parses it. */
-static int parse_line(const char *line, bench_options_t *o, cli_error_t *err)
+/* Splits a space-separated command line (no quoting) into argv; returns argc. */
+static int split_line(const char *line, char **argv)
 {
     static char buffer[512];
-    char *argv[32];
     int argc = 0;
     snprintf(buffer, sizeof buffer, "%s", line);
     for (char *token = strtok(buffer, " "); token != NULL && argc < 32; token = strtok(NULL, " "))
         argv[argc++] = token;
+    return argc;
+}
+
+static int parse_line(const char *line, bench_options_t *o, cli_error_t *err)
+{
+    char *argv[32];
+    int argc = split_line(line, argv);
     err->text[0] = '\0';
     return bench_parse_args(argc, argv, o, err);
+}
+
+static int parse_analyze_line(const char *line, analyze_options_t *o, cli_error_t *err)
+{
+    char *argv[32];
+    int argc = split_line(line, argv);
+    err->text[0] = '\0';
+    return analyze_parse_args(argc, argv, o, err);
 }
 
 static char temp_dir[256];
@@ -171,6 +189,19 @@ static void test_good_options(void)
 
     CHECK(parse_line("--reference cpu", &o, &err) == 0 && o.reference == BENCH_REFERENCE_CPU,
           "--reference cpu");
+    CHECK(parse_line("", &o, &err) == 0 && !o.skip_stats && !o.cached_b && o.sweep == SWEEP_NONE &&
+              !o.kernels_given && !o.both_esmm_rows,
+          "new flags are off by default");
+    CHECK(parse_line("--skip-stats --cached-b --kernel esmm", &o, &err) == 0 && o.skip_stats &&
+              o.cached_b && o.kernels_given,
+          "--skip-stats --cached-b: %s", err.text);
+    CHECK(parse_line("--sweep targets --runs 3 --json t.json", &o, &err) == 0 &&
+              o.sweep == SWEEP_TARGETS && o.runs == 3,
+          "--sweep targets: %s", err.text);
+    CHECK(parse_line("--sweep=density --size 256 --cached-b --kernel sparse-joint --no-check", &o,
+                     &err) == 0 &&
+              o.sweep == SWEEP_DENSITY && o.size == 256 && o.cached_b && !o.check,
+          "--sweep density with a size and extra kernels: %s", err.text);
     CHECK(parse_line("--size 8 --help --bogus", &o, &err) == 0 && o.help, "--help stops parsing");
     CHECK(parse_line("-h", &o, &err) == 0 && o.help, "-h");
     CHECK(parse_line("--alpha -2", &o, &err) == 0 && o.alpha == -2.0, "negative value after a flag");
@@ -219,6 +250,17 @@ static void test_bad_options(void)
         {"--load-a a.npy --random 0.5", "--random would change A"},
         {"--load-b b.npy --pattern 11110000", "--pattern would change B"},
         {"--load-b b.npy --pattern-b 11110000", "--pattern-b would change B"},
+        {"--skip-stats=1", "--skip-stats takes no value"},
+        {"--cached-b=yes", "--cached-b takes no value"},
+        {"--sweep", "--sweep needs a value"},
+        {"--sweep fast", "expected targets or density, got 'fast'"},
+        {"--sweep Targets", "expected targets or density"},
+        {"--sweep targets --density-a 0.5", "--density-* cannot be used with it"},
+        {"--sweep density --pattern 11110000", "--pattern* cannot be used"},
+        {"--sweep density --random 0.5", "--random cannot be used"},
+        {"--sweep targets --load-a a.npy", "--load-* cannot be used"},
+        {"--sweep targets --m 64", "--m/--n/--k cannot be used"},
+        {"--k 64 --sweep density", "--m/--n/--k cannot be used"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bench_options_t o;
@@ -233,17 +275,24 @@ static void test_bad_options(void)
 static void test_kernel_lists(void)
 {
     static const char *const available[] = {"naive", "smem", "cpu-skip-a"};
-    const char *out[5];
+    const char *out[3 + BENCH_EXTRA_KERNELS];
     cli_error_t err;
-    int count = bench_resolve_kernels("all", available, 3, out, &err);
+    int count = bench_resolve_kernels("all", available, 3, false, out, &err);
     CHECK(count == 5 && strcmp(out[0], "naive") == 0 && strcmp(out[2], "cpu-skip-a") == 0 &&
               strcmp(out[3], "esmm") == 0 && strcmp(out[4], "cublas") == 0,
           "all expands in order (count %d)", count);
-    count = bench_resolve_kernels("smem,naive,smem,all", available, 3, out, &err);
+    count = bench_resolve_kernels("all", available, 3, true, out, &err);
+    CHECK(count == 7 && strcmp(out[4], "cublas") == 0 && strcmp(out[5], "extract-a") == 0 &&
+              strcmp(out[6], "extract-b") == 0,
+          "all with extraction ends with extract-a, extract-b (count %d)", count);
+    count = bench_resolve_kernels("smem,naive,smem,all", available, 3, false, out, &err);
     CHECK(count == 5 && strcmp(out[0], "smem") == 0 && strcmp(out[1], "naive") == 0,
           "duplicates dropped, order kept (count %d)", count);
-    count = bench_resolve_kernels("cublas", available, 3, out, &err);
+    count = bench_resolve_kernels("cublas", available, 3, false, out, &err);
     CHECK(count == 1 && strcmp(out[0], "cublas") == 0, "cublas alone");
+    count = bench_resolve_kernels("extract-b,esmm,extract-a", available, 3, false, out, &err);
+    CHECK(count == 3 && strcmp(out[0], "extract-b") == 0 && strcmp(out[2], "extract-a") == 0,
+          "extraction rows are accepted by name everywhere (count %d: %s)", count, err.text);
     static const struct {
         const char *list, *message;
     } bad[] = {
@@ -255,17 +304,107 @@ static void test_kernel_lists(void)
         {"Naive", "unknown kernel 'Naive'"},
         {"nai", "unknown kernel 'nai'"},
         {"alll", "unknown kernel 'alll'"},
+        {"extract", "unknown kernel 'extract'"},
+        {"extract-c", "unknown kernel 'extract-c'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err.text[0] = '\0';
-        count = bench_resolve_kernels(bad[i].list, available, 3, out, &err);
+        count = bench_resolve_kernels(bad[i].list, available, 3, true, out, &err);
         CHECK(count == -1 && contains(err.text, bad[i].message), "kernel list '%s': '%s'",
               bad[i].list, err.text);
     }
     err.text[0] = '\0';
-    bench_resolve_kernels("x", available, 3, out, &err);
-    CHECK(contains(err.text, "naive, smem, cpu-skip-a, esmm, cublas, all"),
+    bench_resolve_kernels("x", available, 3, false, out, &err);
+    CHECK(contains(err.text, "naive, smem, cpu-skip-a, esmm, cublas, extract-a, extract-b, all"),
           "the message lists the kernels: '%s'", err.text);
+}
+
+static void test_sweeps(void)
+{
+    sweep_case_t cases[SWEEP_MAX_CASES];
+    CHECK(sweep_cases(SWEEP_NONE, 4096, cases) == 0, "no sweep, no cases");
+    int count = sweep_cases(SWEEP_TARGETS, 4096, cases);
+    CHECK(count == 14, "the target table has 14 rows (got %d)", count);
+    int both = 0, a_only = 0, b_only = 0, random = 0, at_base = 0;
+    for (int i = 0; i < count; i++) {
+        const sweep_case_t *c = &cases[i];
+        bool a_density = c->gen_a.kind == GENERATOR_DENSITY;
+        bool b_density = c->gen_b.kind == GENERATOR_DENSITY;
+        both += a_density && b_density && c->gen_a.keep == c->gen_b.keep;
+        a_only += a_density && c->gen_b.kind == GENERATOR_DENSE;
+        b_only += b_density && c->gen_a.kind == GENERATOR_DENSE;
+        random += c->gen_a.kind == GENERATOR_RANDOM && c->gen_b.kind == GENERATOR_RANDOM &&
+                  c->gen_a.zero_probability == 0.5;
+        at_base += c->size == 4096;
+        CHECK(c->target > 0.0 && c->label[0] != '\0', "case %d has a label and a target", i);
+    }
+    CHECK(both == 7 && a_only == 3 && b_only == 3 && random == 1 && at_base == 11,
+          "4 + 3 sizes both, 3 A only, 3 B only, 1 random; 11 at the base size "
+          "(%d, %d, %d, %d, %d)", both, a_only, b_only, random, at_base);
+    CHECK(cases[0].gen_a.keep == 1.0 && cases[0].target == 0.97 && cases[3].gen_a.keep == 0.125 &&
+              cases[3].target == 12.0 && strcmp(cases[3].label, "d = 0.125 (both)") == 0,
+          "first and last density rows: '%s' %g", cases[3].label, cases[3].target);
+    CHECK(cases[4].gen_a.keep == 0.5 && cases[4].target == 1.7 && cases[9].gen_b.keep == 0.125 &&
+              cases[9].target == 6.0 && contains(cases[9].label, "B only"),
+          "one-operand rows: '%s'", cases[9].label);
+    CHECK(cases[10].size == 1024 && cases[11].size == 2048 && cases[12].size == 8192 &&
+              cases[10].gen_a.keep == 0.25 && contains(cases[12].label, "8192"),
+          "the size rows at 4096: %lld %lld %lld", (long long)cases[10].size,
+          (long long)cases[11].size, (long long)cases[12].size);
+    count = sweep_cases(SWEEP_TARGETS, 2, cases);
+    bool positive = true;
+    for (int i = 0; i < count; i++)
+        positive = positive && cases[i].size >= 1;
+    CHECK(positive && cases[10].size == 1 && cases[12].size == 4, "a tiny base keeps sizes >= 1");
+    count = sweep_cases(SWEEP_DENSITY, 512, cases);
+    CHECK(count == 9 && cases[0].gen_a.keep == 1.0 && cases[1].gen_b.keep == 0.875 &&
+              cases[7].gen_a.keep == 0.125 && cases[8].gen_b.keep == 0.0625 && cases[8].size == 512 &&
+              cases[8].target == 0.0,
+          "density sweep: 1, 0.875, ..., 0.125, 0.0625 (count %d)", count);
+    CHECK(strcmp(sweep_name(SWEEP_TARGETS), "targets") == 0 &&
+              strcmp(sweep_name(SWEEP_DENSITY), "density") == 0,
+          "sweep names");
+}
+
+static void test_analyze_options(void)
+{
+    analyze_options_t o;
+    cli_error_t err;
+    CHECK(parse_analyze_line("a.npy", &o, &err) == 0 && strcmp(o.path_a, "a.npy") == 0 &&
+              o.path_b == NULL && !o.bench && o.check && o.n == 0 && o.runs == BENCH_DEFAULT_RUNS &&
+              o.transa == ESMM_OP_N && o.backend == ESMM_BACKEND_AUTO,
+          "A only, defaults: %s", err.text);
+    CHECK(parse_analyze_line("--transa T a.npy --bench b.npy --transb=t --runs 3 --warmup 0 "
+                             "--json r.json --commit x --backend cpu --no-check",
+                             &o, &err) == 0 &&
+              strcmp(o.path_b, "b.npy") == 0 && o.transa == ESMM_OP_T && o.transb == ESMM_OP_T &&
+              o.bench && o.runs == 3 && o.warmup == 0 && strcmp(o.json_path, "r.json") == 0 &&
+              o.backend == ESMM_BACKEND_CPU && !o.check,
+          "files among options: %s", err.text);
+    CHECK(parse_analyze_line("a.npy --n 64 --seed 9", &o, &err) == 0 && o.n == 64 && o.seed == 9,
+          "--n without B: %s", err.text);
+    CHECK(parse_analyze_line("--help a b c d", &o, &err) == 0 && o.help, "--help");
+    static const struct {
+        const char *line, *message;
+    } bad[] = {
+        {"", "no matrix given"},
+        {"--bench", "no matrix given"},
+        {"a.npy b.npy c.npy", "at most two files"},
+        {"a.npy b.npy --n 8", "--n is for a run without B.npy"},
+        {"a.npy --json r.json", "add --bench"},
+        {"a.npy -x", "unexpected argument '-x'"},
+        {"a.npy --size 8", "unknown option '--size'"},
+        {"a.npy --n 0", "out of range"},
+        {"a.npy --runs", "--runs needs a value"},
+        {"a.npy --transb X", "expected N or T"},
+        {"a.npy --backend gpu", "expected auto, cpu or cuda"},
+        {"a.npy --bench=1", "takes no value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = parse_analyze_line(bad[i].line, &o, &err);
+        CHECK(rc == -1 && contains(err.text, bad[i].message), "analyze '%s' must fail with '%s': '%s'",
+              bad[i].line, bad[i].message, err.text);
+    }
 }
 
 static void test_shapes(void)
@@ -663,6 +802,55 @@ static void test_statistics(void)
           "column norms of op(B) through T");
 }
 
+/* The (x, kk) element of the operand test_operand_stats describes. */
+static float stats_value(int64_t x, int64_t kk)
+{
+    switch (kk) {
+    case 0: return 0.0f;                               /* dead */
+    case 1: return x == 35 ? 2.0f : 0.0f;              /* second strip only */
+    case 2: return x == 3 ? 1.0f : x == 36 ? -0.0f : 0.0f; /* first only; -0 is zero */
+    case 3: return x == 0 ? NAN : 0.0f;                /* NaN is nonzero */
+    default: return 1.0f;
+    }
+}
+
+static void test_operand_stats(void)
+{
+    /* 40 x 10: two strips (32 + 8). */
+    const int64_t outer = 40, k = 10;
+    float data[40 * 10];
+    for (int layout = 0; layout < 4; layout++) {
+        esmm_operation_t op = layout % 2 ? ESMM_OP_T : ESMM_OP_N;
+        operand_view_t v = layout < 2 ? operand_view_a(data, op, outer, k)
+                                      : operand_view_b(data, op, k, outer);
+        for (int64_t x = 0; x < outer; x++)
+            for (int64_t kk = 0; kk < k; kk++)
+                data[operand_index(&v, x, kk)] = stats_value(x, kk);
+        operand_stats_t s;
+        int64_t strips_per_k[10];
+        CHECK(operand_stats(&v, &s, strips_per_k) == 0, "stats of layout %d", layout);
+        CHECK(s.strips == 2 && s.k == 10 && s.outer == 40, "layout %d: shape", layout);
+        CHECK(s.zero_elements == 157 && fabs(operand_zero_fraction(&s) - 157.0 / 400.0) < 1e-15,
+              "layout %d: zero elements %lld", layout, (long long)s.zero_elements);
+        CHECK(s.nonzero_slices == 15 && operand_slice_density(&s) == 0.75,
+              "layout %d: 15 of 20 slices hold a nonzero (%lld)", layout, (long long)s.nonzero_slices);
+        CHECK(s.dead_k == 1 && operand_dead_k_fraction(&s) == 0.1, "layout %d: one dead k", layout);
+        CHECK(fabs(s.strip_density_min - 0.7) < 1e-15 && fabs(s.strip_density_max - 0.8) < 1e-15 &&
+                  fabs(s.strip_density_median - 0.75) < 1e-15,
+              "layout %d: strips 0.8 and 0.7 (%g %g %g)", layout, s.strip_density_min,
+              s.strip_density_median, s.strip_density_max);
+        const int64_t expected[10] = {0, 1, 1, 1, 2, 2, 2, 2, 2, 2};
+        CHECK(memcmp(strips_per_k, expected, sizeof expected) == 0, "layout %d: strips per k",
+              layout);
+    }
+    const int64_t a[10] = {0, 1, 1, 1, 2, 2, 2, 2, 2, 2}, b[10] = {1, 1, 0, 1, 1, 1, 1, 1, 1, 1};
+    CHECK(fabs(joint_slice_density(a, 2, b, 1, 10) - 0.7) < 1e-15, "joint density 14 / 20");
+    operand_view_t empty = operand_view_a(data, ESMM_OP_N, 0, 5);
+    operand_stats_t s;
+    CHECK(operand_stats(&empty, &s, NULL) == 0 && s.strips == 0 && operand_slice_density(&s) == 0.0,
+          "an empty operand");
+}
+
 /* ---- verification and JSON ------------------------------------------- */
 
 static void test_verify(void)
@@ -701,6 +889,92 @@ static void test_verify(void)
     verify_reference_t b = {1, 1, beta_ref, zero_norm, zero_norm, 1.0, 0.5, c0};
     float beta_off[1] = {2.5f};
     CHECK(fabs(verify_max_error(&b, beta_off) - 0.5 / 4.0) < 1e-12, "beta |C| in the scale");
+}
+
+/* Reads a whole (small) file into text; returns false when it cannot. */
+static bool read_text(const char *path, char *text, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    size_t got = f != NULL ? fread(text, 1, cap - 1, f) : 0;
+    if (f != NULL)
+        fclose(f);
+    text[got] = '\0';
+    return f != NULL;
+}
+
+/* Rows of a sweep: several runs in one file, cached B, skip stats, an
+ * extraction row; and the sweep's closing table. */
+static void test_json_sweep_rows(const bench_summary_t *base)
+{
+    const char *path = temp_path("sweep.json");
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL, "open %s", path);
+    if (f == NULL)
+        return;
+    bench_summary_t s = *base;
+    s.case_label = "d = 0.5 (both)";
+    s.target = 2.5;
+    s.show_gbps = true;
+    bench_row_t rows[3];
+    memset(rows, 0, sizeof rows);
+    rows[0] = (bench_row_t){.kernel = "esmm", .ran = true, .median_ms = 1.0, .min_ms = 1.0,
+                            .max_error = 0.0, .check = "pass", .has_info = true,
+                            .info = {ESMM_PATH_SPARSE, NULL, 0.5, -1.0, 0.25, -1.0},
+                            .info_kernel = "sparse-joint"};
+    rows[1] = (bench_row_t){.kernel = "esmm", .cached_b = true, .ran = true, .median_ms = 0.5,
+                            .min_ms = 0.5, .max_error = 0.0, .check = "pass"};
+    rows[2] = (bench_row_t){.kernel = "extract-a", .operand = 'A', .bytes = 4e6, .ran = true,
+                            .median_ms = 0.002, .min_ms = 0.002, .max_error = NAN, .check = "pass"};
+    report_json_t j;
+    report_json_begin(&j, f, "gpu", "abc", "2025-01-01T00:00:00Z");
+    report_json_add(&j, &s, rows, 2);
+    s.case_label = "random 0.5";
+    report_json_add(&j, &s, rows + 2, 1);
+    report_json_end(&j);
+    fclose(f);
+    char text[8192];
+    CHECK(read_text(path, text, sizeof text), "read %s", path);
+    CHECK(j.results == 3, "three results written");
+    CHECK(contains(text, "\"kernel\": \"esmm\", \"case\": \"d = 0.5 (both)\""), "case label");
+    CHECK(contains(text, "\"cached_b\": true") && contains(text, "\"cached_b\": false"),
+          "cached_b per row");
+    CHECK(contains(text, "\"target_speedup\": 2.5"), "the end-to-end row carries the target");
+    CHECK(contains(text, "\"path\": \"sparse\", \"path_kernel\": \"sparse-joint\", "
+                         "\"density_a_measured\": 0.5, \"density_b_measured\": null, "
+                         "\"work_fraction\": 0.25, \"extraction_ms\": null"),
+          "skip stats; unmeasured figures are null");
+    CHECK(contains(text, "{\"op\": \"extract\", \"kernel\": \"extract-a\", \"case\": \"random 0.5\""),
+          "extraction row");
+    CHECK(contains(text, "\"operand\": \"A\", \"bytes\": 4e+06, \"gbps\": 2000, "
+                         "\"baseline\": \"none\", \"baseline_ms\": null, \"speedup\": null"),
+          "extraction figures: %s", text);
+    CHECK(contains(text, "},\n    {") && contains(text, "\"results\": [\n    {") &&
+              contains(text, "}\n  ]\n}\n"),
+          "results separated by commas, one per line");
+    remove(path);
+
+    /* The table rows of an extraction and of a row with skip stats. */
+    f = fopen(path, "w");
+    if (f == NULL)
+        return;
+    report_print_table_header(f, &s);
+    report_print_row(f, &s, &rows[0]);
+    report_print_row(f, &s, &rows[2]);
+    sweep_line_t lines[2] = {
+        {"d = 0.5 (both)", 4096, 2.5, 2.6, 0.8, 0.7, true, {ESMM_PATH_SPARSE, NULL, 0.5, 0.5, 0.25, -1.0}, "pass"},
+        {"d = 0.25 (both)", 4096, 6.0, 2.6, 1.0, NAN, false, {ESMM_PATH_NONE, NULL, 0, 0, 0, 0}, "fail"},
+    };
+    report_print_sweep(f, "targets", "cublas", lines, 2);
+    fclose(f);
+    CHECK(read_text(path, text, sizeof text), "read %s", path);
+    CHECK(contains(text, "GB/s") && contains(text, "2000.0"), "GB/s column: %s", text);
+    CHECK(contains(text, "skip stats: path sparse, kernel sparse-joint; slice density A 50.00%, B -; "
+                         "25.00% of dense work run, 75.00% skipped; extraction not measured"),
+          "skip stats line: %s", text);
+    CHECK(contains(text, "3.25") && contains(text, "yes") && contains(text, "NO") &&
+              contains(text, "targets met: 1 of 2") && contains(text, "25.0%"),
+          "sweep table: %s", text);
+    remove(path);
 }
 
 static void test_json(void)
@@ -792,6 +1066,7 @@ static void test_json(void)
     }
     CHECK(balanced && depth == 0 && !in_string, "brackets and strings balanced");
     remove(path);
+    test_json_sweep_rows(&s);
 }
 
 /* ---- fixtures for the CTest runs of the binary ------------------------ */
@@ -813,6 +1088,14 @@ static int write_fixtures(const char *dir)
         goto fail;
     snprintf(path, sizeof path, "%s/b.npy", dir);
     if (npy_save_f32(path, b, 20, 28, 28, &err) != NPY_OK)
+        goto fail;
+    /* The same op(B) stored transposed (n x k), for --transb T. */
+    float bt[28 * 20];
+    for (int j = 0; j < 28; j++)
+        for (int kk = 0; kk < 20; kk++)
+            bt[j * 20 + kk] = b[kk * 28 + j];
+    snprintf(path, sizeof path, "%s/bt.npy", dir);
+    if (npy_save_f32(path, bt, 28, 20, 20, &err) != NPY_OK)
         goto fail;
     unsigned char buf[256];
     size_t n = build_npy(buf, sizeof buf, 1, 0,
@@ -844,6 +1127,8 @@ int main(int argc, char **argv)
     test_good_options();
     test_bad_options();
     test_kernel_lists();
+    test_sweeps();
+    test_analyze_options();
     test_shapes();
     test_npy_round_trip();
     test_npy_variants();
@@ -852,6 +1137,7 @@ int main(int argc, char **argv)
     test_density_generator();
     test_pattern_and_random_generators();
     test_statistics();
+    test_operand_stats();
     test_verify();
     test_json();
 

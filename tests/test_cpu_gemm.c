@@ -421,11 +421,11 @@ static int64_t count_nan(const matrix_t *c, int64_t m, int64_t n)
     return count;
 }
 
-static esmm_pattern_t extract_pattern(int is_a, esmm_operation_t op, const matrix_t *x, int64_t rows,
+static esmm_strip_masks_t extract_pattern(int is_a, esmm_operation_t op, const matrix_t *x, int64_t rows,
                                       int64_t k)
 {
-    esmm_pattern_t pattern;
-    if (esmm_pattern_alloc(&pattern, rows, k) != ESMM_STATUS_SUCCESS) {
+    esmm_strip_masks_t pattern;
+    if (esmm_strip_masks_alloc(&pattern, rows, k) != ESMM_STATUS_SUCCESS) {
         fprintf(stderr, "out of memory\n");
         exit(1);
     }
@@ -462,8 +462,8 @@ static void check_skip_case(int64_t m, int64_t n, int64_t k, esmm_operation_t op
     if (nonfinite)
         CHECK(count_nan(&dense, m, n) > 0, "planted NaN/Inf must reach the dense result");
 
-    esmm_pattern_t pa = extract_pattern(1, op_a, &a, m, k);
-    esmm_pattern_t pb = extract_pattern(0, op_b, &b, n, k);
+    esmm_strip_masks_t pa = extract_pattern(1, op_a, &a, m, k);
+    esmm_strip_masks_t pb = extract_pattern(0, op_b, &b, n, k);
     static const esmm_skip_mode_t modes[] = {ESMM_SKIP_A, ESMM_SKIP_B, ESMM_SKIP_JOINT};
     static const char *const mode_names[] = {"A", "B", "joint"};
     for (int i = 0; i < 3; i++) {
@@ -482,8 +482,8 @@ static void check_skip_case(int64_t m, int64_t n, int64_t k, esmm_operation_t op
               (int)st, (long)diff, diff < 0 ? 0.0f : dense.v[diff], diff < 0 ? 0.0f : skip.v[diff]);
         matrix_free(&skip);
     }
-    esmm_pattern_free(&pa);
-    esmm_pattern_free(&pb);
+    esmm_strip_masks_free(&pa);
+    esmm_strip_masks_free(&pb);
     matrix_free(&a);
     matrix_free(&b);
     matrix_free(&c);
@@ -520,8 +520,8 @@ static void test_skip_uses_masks(void)
     fill_random(&b, &rng);
     fill_random(&c, &rng);
     matrix_t c_before = matrix_copy(&c);
-    esmm_pattern_t pa;
-    CHECK(esmm_pattern_alloc(&pa, m, k) == ESMM_STATUS_SUCCESS, "pattern alloc");
+    esmm_strip_masks_t pa;
+    CHECK(esmm_strip_masks_alloc(&pa, m, k) == ESMM_STATUS_SUCCESS, "pattern alloc");
     esmm_gemm_problem_t p = problem(ESMM_OP_N, ESMM_OP_N, m, n, k, 2.0f, &a, &b, 0.5f, &c);
     CHECK(esmm_cpu_skip_sgemm(&p, ESMM_SKIP_A, &pa, NULL) == ESMM_STATUS_SUCCESS, "status");
     int64_t wrong = 0;
@@ -530,16 +530,16 @@ static void test_skip_uses_masks(void)
     CHECK(wrong == 0, "all-zero A mask: %ld elements computed anyway", (long)wrong);
 
     /* A pattern of the wrong size, or a missing one, is refused. */
-    esmm_pattern_t small;
-    CHECK(esmm_pattern_alloc(&small, m - 32, k) == ESMM_STATUS_SUCCESS, "pattern alloc");
+    esmm_strip_masks_t small;
+    CHECK(esmm_strip_masks_alloc(&small, m - 32, k) == ESMM_STATUS_SUCCESS, "pattern alloc");
     CHECK(esmm_cpu_skip_sgemm(&p, ESMM_SKIP_A, &small, NULL) == ESMM_STATUS_INVALID_VALUE,
           "mismatched pattern refused");
     CHECK(esmm_cpu_skip_sgemm(&p, ESMM_SKIP_JOINT, &pa, NULL) == ESMM_STATUS_INVALID_VALUE,
           "missing B pattern refused");
     CHECK(esmm_cpu_skip_sgemm(&p, (esmm_skip_mode_t)7, &pa, &pa) == ESMM_STATUS_INVALID_VALUE,
           "unknown mode refused");
-    esmm_pattern_free(&small);
-    esmm_pattern_free(&pa);
+    esmm_strip_masks_free(&small);
+    esmm_strip_masks_free(&pa);
     matrix_free(&a);
     matrix_free(&b);
     matrix_free(&c);

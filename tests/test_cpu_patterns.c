@@ -123,7 +123,7 @@ static void check_extract(int is_a, esmm_operation_t op, int64_t rows, int64_t k
     memset(got_nonfinite, GARBAGE_VALUE, (size_t)bytes);
     memset(got_bits + bytes, GUARD_VALUE, GUARD_BYTES);
     memset(got_nonfinite + bytes, GUARD_VALUE, GUARD_BYTES);
-    esmm_pattern_t pattern = {(rows + 31) / 32, (k + 7) / 8, got_bits, got_nonfinite};
+    esmm_strip_masks_t pattern = {(rows + 31) / 32, (k + 7) / 8, got_bits, got_nonfinite};
     if (is_a)
         esmm_cpu_extract_a(op, x, ld, rows, k, &pattern);
     else
@@ -170,16 +170,16 @@ static void test_a_b_duality(void)
     float *x = checked_malloc((size_t)(rows * k) * sizeof(float));
     for (int64_t i = 0; i < rows * k; i++)
         x[i] = random_value(VALUES_MIXED, &rng);
-    esmm_pattern_t pa, pb;
-    CHECK(esmm_pattern_alloc(&pa, rows, k) == ESMM_STATUS_SUCCESS, "alloc");
-    CHECK(esmm_pattern_alloc(&pb, rows, k) == ESMM_STATUS_SUCCESS, "alloc");
+    esmm_strip_masks_t pa, pb;
+    CHECK(esmm_strip_masks_alloc(&pa, rows, k) == ESMM_STATUS_SUCCESS, "alloc");
+    CHECK(esmm_strip_masks_alloc(&pb, rows, k) == ESMM_STATUS_SUCCESS, "alloc");
     esmm_cpu_extract_a(ESMM_OP_N, x, k, rows, k, &pa);
     esmm_cpu_extract_b(ESMM_OP_T, x, k, k, rows, &pb);
     size_t bytes = (size_t)(pa.strips * pa.kblocks);
     CHECK(memcmp(pa.bits, pb.bits, bytes) == 0 && memcmp(pa.nonfinite, pb.nonfinite, bytes) == 0,
           "A op N and B op T of the same storage differ");
-    esmm_pattern_free(&pa);
-    esmm_pattern_free(&pb);
+    esmm_strip_masks_free(&pa);
+    esmm_strip_masks_free(&pb);
     free(x);
 }
 
@@ -190,8 +190,8 @@ static void test_alloc(void)
         {0, 0, 0, 0}, {0, 5, 0, 1}, {5, 0, 1, 0}, {1, 1, 1, 1}, {33, 17, 2, 3}, {64, 16, 2, 2},
     };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        esmm_pattern_t p;
-        esmm_status_t st = esmm_pattern_alloc(&p, sizes[i][0], sizes[i][1]);
+        esmm_strip_masks_t p;
+        esmm_status_t st = esmm_strip_masks_alloc(&p, sizes[i][0], sizes[i][1]);
         CHECK(st == ESMM_STATUS_SUCCESS && p.strips == sizes[i][2] && p.kblocks == sizes[i][3] &&
                   p.bits != NULL && p.nonfinite != NULL,
               "alloc rows=%ld k=%ld: status %d strips %ld kblocks %ld", (long)sizes[i][0],
@@ -201,20 +201,20 @@ static void test_alloc(void)
             nonzero += p.bits[b] != 0 || p.nonfinite[b] != 0;
         CHECK(nonzero == 0, "alloc rows=%ld k=%ld: buffers not zeroed", (long)sizes[i][0],
               (long)sizes[i][1]);
-        esmm_pattern_free(&p);
+        esmm_strip_masks_free(&p);
         CHECK(p.bits == NULL && p.nonfinite == NULL && p.strips == 0, "free clears the pattern");
-        esmm_pattern_free(&p); /* twice is harmless */
+        esmm_strip_masks_free(&p); /* twice is harmless */
     }
-    esmm_pattern_free(NULL);
+    esmm_strip_masks_free(NULL);
 
-    esmm_pattern_t p;
-    CHECK(esmm_pattern_alloc(&p, -1, 4) == ESMM_STATUS_INVALID_VALUE, "negative rows refused");
-    CHECK(esmm_pattern_alloc(&p, 4, -1) == ESMM_STATUS_INVALID_VALUE, "negative k refused");
-    CHECK(esmm_pattern_alloc(NULL, 4, 4) == ESMM_STATUS_INVALID_VALUE, "NULL pattern refused");
-    CHECK(esmm_pattern_alloc(&p, INT64_MAX, INT64_MAX) == ESMM_STATUS_ALLOC_FAILED &&
+    esmm_strip_masks_t p;
+    CHECK(esmm_strip_masks_alloc(&p, -1, 4) == ESMM_STATUS_INVALID_VALUE, "negative rows refused");
+    CHECK(esmm_strip_masks_alloc(&p, 4, -1) == ESMM_STATUS_INVALID_VALUE, "negative k refused");
+    CHECK(esmm_strip_masks_alloc(NULL, 4, 4) == ESMM_STATUS_INVALID_VALUE, "NULL pattern refused");
+    CHECK(esmm_strip_masks_alloc(&p, INT64_MAX, INT64_MAX) == ESMM_STATUS_ALLOC_FAILED &&
               p.bits == NULL && p.nonfinite == NULL,
           "overflowing size gives ALLOC_FAILED");
-    CHECK(esmm_pattern_alloc(&p, INT64_MAX / 2, 64) == ESMM_STATUS_ALLOC_FAILED &&
+    CHECK(esmm_strip_masks_alloc(&p, INT64_MAX / 2, 64) == ESMM_STATUS_ALLOC_FAILED &&
               p.bits == NULL && p.nonfinite == NULL,
           "impossible size gives ALLOC_FAILED");
 }

@@ -10,12 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_args.h"
 #include "cpu/cpu_backend.h"
 #include "gemm_problem.h"
 #include "npy.h"
+#include "operand_stats.h"
 #include "report.h"
 #include "runner.h"
+#include "sweep.h"
 #include "verify.h"
 
 #define CUDA_DEFAULT_SIZE 4096
@@ -30,23 +31,33 @@
 /* Leave this share of the machine's memory to everything else. */
 #define HOST_MEMORY_SHARE 0.9
 #define MAX_KERNELS 64
+/* Every library kernel, the extra names, and esmm twice (end-to-end and
+ * with B cached). */
+#define MAX_ROWS (MAX_KERNELS + BENCH_EXTRA_KERNELS + 2)
 
-/* Everything a run allocates, released in one place, and what the steps of
- * the run share. */
+/* What every case of a run shares: the handle, the kernels, the JSON file. */
 typedef struct {
     esmm_handle_t handle;
     bool cuda;
+    esmm_device_info_t device;
+    bench_kernel_t kernels[MAX_ROWS];
+    int kernel_count;
+    FILE *json;
+    report_json_t json_writer;
+} bench_session_t;
+
+/* Everything one case allocates, released in one place, and what the steps
+ * of the case share. */
+typedef struct {
     npy_matrix_t file_a, file_b;
     float *a, *b, *c0, *out;
     double *ref, *row_norm, *col_norm, *ms;
     int64_t *nnz_a, *nnz_b;
     bench_runner_t *runner;
     bench_row_t *rows;
-    FILE *json;
-    esmm_device_info_t device;
     operand_view_t view_a, view_b;
     char source_a[320], source_b[320]; /* descriptions for the report */
-} bench_context_t;
+} bench_case_t;
 
 static int usage_error(const cli_error_t *err)
 {
@@ -58,6 +69,12 @@ static int runtime_error(const cli_error_t *err)
 {
     fprintf(stderr, "esmm bench: %s\n", err->text);
     return ESMM_EXIT_RUNTIME;
+}
+
+/* The more serious of two exit codes: the ESMM_EXIT_* codes grow with it. */
+static int worse_exit(int a, int b)
+{
+    return a > b ? a : b;
 }
 
 static int compare_doubles(const void *x, const void *y)
@@ -74,31 +91,66 @@ static double median_and_min(double *ms, int64_t count, double *min)
     return count % 2 ? ms[count / 2] : 0.5 * (ms[count / 2 - 1] + ms[count / 2]);
 }
 
-/* The kernel list to run: the resolved names, minus cublas without a GPU,
- * with the baseline first so every later row can be compared with it. */
-static int choose_kernels(const bench_options_t *o, bench_context_t *ctx, const char **names,
-                          cli_error_t *err)
+static bool is_esmm(const char *name)
+{
+    return strcmp(name, "esmm") == 0;
+}
+
+static void add_row(bench_session_t *session, const char *name, bool cached_b)
+{
+    bench_kernel_t kernel = {name, cached_b};
+    session->kernels[session->kernel_count++] = kernel;
+}
+
+/* The rows to run: the baseline first (so every later row can be compared
+ * with it), then the resolved kernels; esmm end-to-end and/or with B cached;
+ * minus what this backend cannot run, with a notice. */
+static int choose_kernels(const bench_options_t *o, bench_session_t *session, cli_error_t *err)
 {
     const char *available[MAX_KERNELS];
-    int available_count = esmm_kernel_count(ctx->handle);
+    int available_count = esmm_kernel_count(session->handle);
     if (available_count > MAX_KERNELS)
         available_count = MAX_KERNELS;
     for (int i = 0; i < available_count; i++)
-        available[i] = esmm_kernel_name(ctx->handle, i);
-    const char *resolved[MAX_KERNELS + 2];
-    int resolved_count = bench_resolve_kernels(o->kernels, available, available_count, resolved, err);
+        available[i] = esmm_kernel_name(session->handle, i);
+    const char *list = o->sweep != SWEEP_NONE && !o->kernels_given ? "esmm" : o->kernels;
+    const char *resolved[MAX_KERNELS + BENCH_EXTRA_KERNELS + 1];
+    int resolved_count = bench_resolve_kernels(list, available, available_count, session->cuda,
+                                               resolved, err);
     if (resolved_count < 0)
         return -1;
-    const char *baseline = ctx->cuda ? "cublas" : "cpu";
-    int count = 0;
-    names[count++] = baseline;
+    /* A sweep is about esmm: it always runs. */
+    bool has_esmm = false;
+    for (int i = 0; i < resolved_count; i++)
+        has_esmm = has_esmm || is_esmm(resolved[i]);
+    if (o->sweep != SWEEP_NONE && !has_esmm)
+        resolved[resolved_count++] = "esmm";
+
+    /* The target table asks for both figures; a density sweep adds the
+     * cached one when asked. */
+    bool both = o->both_esmm_rows || o->sweep == SWEEP_TARGETS ||
+                (o->sweep == SWEEP_DENSITY && o->cached_b);
+    bool end_to_end = both || !o->cached_b;
+    bool cached = both || o->cached_b;
+    const char *baseline = session->cuda ? "cublas" : "cpu";
+    session->kernel_count = 0;
+    add_row(session, baseline, false);
     for (int i = 0; i < resolved_count; i++) {
-        if (!ctx->cuda && strcmp(resolved[i], "cublas") == 0)
+        const char *name = resolved[i];
+        if (!session->cuda && strcmp(name, "cublas") == 0) {
             printf("cublas: unavailable without a CUDA device; skipped\n");
-        else if (strcmp(resolved[i], baseline) != 0)
-            names[count++] = resolved[i];
+        } else if (!session->cuda && bench_kernel_extracts(name) != BENCH_OPERAND_NONE) {
+            printf("%s: extraction is timed on the CUDA backend only; skipped\n", name);
+        } else if (is_esmm(name)) {
+            if (end_to_end)
+                add_row(session, name, false);
+            if (cached)
+                add_row(session, name, true);
+        } else if (strcmp(name, baseline) != 0) {
+            add_row(session, name, false);
+        }
     }
-    return count;
+    return 0;
 }
 
 static stored_shape_t stored_shape(const npy_matrix_t *file, const char *path)
@@ -211,28 +263,80 @@ static void compute_cpu_reference(const bench_problem_t *p, double *ref, float *
     esmm_cpu_reference_gemm(&g, ref, p->n);
 }
 
-/* Runs one kernel: a checked run, then the timed runs. */
-static void run_row(bench_context_t *ctx, const bench_options_t *o, const bench_summary_t *s,
-                    const verify_reference_t *ref, int64_t warmup, bench_row_t *row)
+
+/* Extraction rows are checked by comparing the library's slice density with
+ * the one counted here from the values. */
+static void check_extraction(bench_case_t *ctx, bench_row_t *row)
+{
+    cli_error_t err = {""};
+    bench_operand_t operand = row->operand == 'A' ? BENCH_OPERAND_A : BENCH_OPERAND_B;
+    operand_stats_t stats;
+    double density = NAN;
+    if (operand_stats(operand == BENCH_OPERAND_A ? &ctx->view_a : &ctx->view_b, &stats, NULL) != 0) {
+        cli_error_set(&err, "%s: out of host memory for the check", row->kernel);
+    } else if (bench_runner_extracted_density(ctx->runner, operand, &density, &err) == 0) {
+        double expected = operand_slice_density(&stats);
+        if (fabs(density - expected) <= 1e-12) {
+            row->check = "pass";
+            return;
+        }
+        cli_error_set(&err, "%s: the library's slice density %.9g differs from %.9g counted on "
+                            "the host", row->kernel, density, expected);
+    }
+    row->check = "fail";
+    snprintf(row->error, sizeof row->error, "%s", err.text);
+    fprintf(stderr, "esmm bench: %s\n", err.text);
+}
+
+/* The --skip-stats run: one more run with extraction timing, then the info. */
+static void collect_info(bench_case_t *ctx, const bench_kernel_t *kernel, bench_row_t *row)
+{
+    cli_error_t err = {""};
+    if (bench_runner_stats(ctx->runner, kernel, &row->info, &err) != 0) {
+        snprintf(row->info_error, sizeof row->info_error, "%s", err.text);
+        return;
+    }
+    row->has_info = true;
+    snprintf(row->info_kernel, sizeof row->info_kernel, "%s",
+             row->info.kernel != NULL ? row->info.kernel : "?");
+    row->info.kernel = row->info_kernel;
+}
+
+static void fail_row(bench_row_t *row, const cli_error_t *err)
+{
+    row->check = "fail";
+    snprintf(row->error, sizeof row->error, "%s", err->text);
+    fprintf(stderr, "esmm bench: %s\n", err->text);
+}
+
+/* Runs one row: a checked run, the --skip-stats run, then the timed runs. */
+static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_summary_t *s,
+                    const verify_reference_t *ref, bench_row_t *row)
 {
     cli_error_t err = {""};
     bench_runner_t *r = ctx->runner;
+    bench_kernel_t kernel = {row->kernel, row->cached_b};
     row->max_error = NAN;
     row->check = "skipped";
-    if (ref != NULL && !row->is_reference) {
-        if (r->run_checked(r, row->kernel, ctx->out, &err) != 0) {
-            row->check = "fail";
-            snprintf(row->error, sizeof row->error, "%s", err.text);
-            fprintf(stderr, "esmm bench: %s\n", err.text);
+    if (row->cached_b && bench_runner_cache_b(r, &err) != 0) {
+        fail_row(row, &err);
+        return;
+    }
+    if (row->operand != 0) {
+        if (o->check)
+            check_extraction(ctx, row);
+    } else if (ref != NULL && !row->is_reference) {
+        if (r->run_checked(r, &kernel, ctx->out, &err) != 0) {
+            fail_row(row, &err);
             return;
         }
         row->max_error = verify_max_error(ref, ctx->out);
         row->check = row->max_error <= s->tolerance ? "pass" : "fail";
     }
-    if (r->time_runs(r, row->kernel, warmup, o->runs, ctx->ms, &err) != 0) {
-        row->check = "fail";
-        snprintf(row->error, sizeof row->error, "%s", err.text);
-        fprintf(stderr, "esmm bench: %s\n", err.text);
+    if ((o->skip_stats || o->sweep != SWEEP_NONE) && bench_kernel_is_library(row->kernel))
+        collect_info(ctx, &kernel, row);
+    if (r->time_runs(r, &kernel, s->warmup, o->runs, ctx->ms, &err) != 0) {
+        fail_row(row, &err);
         return;
     }
     row->ran = true;
@@ -248,7 +352,8 @@ static const char *commit_string(const bench_options_t *o)
 }
 
 /* Loads or generates A, B and C0 and settles m, n, k. Returns an exit code. */
-static int prepare_inputs(const bench_options_t *o, bench_context_t *ctx, bench_problem_t *p)
+static int prepare_inputs(const bench_options_t *o, const bench_session_t *session,
+                          bench_case_t *ctx, bench_problem_t *p)
 {
     cli_error_t err = {""};
     if (o->load_a != NULL && npy_load_f32(o->load_a, &ctx->file_a, &err) != NPY_OK)
@@ -258,12 +363,13 @@ static int prepare_inputs(const bench_options_t *o, bench_context_t *ctx, bench_
     int64_t m, n, k;
     if (bench_resolve_shape(o, stored_shape(&ctx->file_a, o->load_a),
                             stored_shape(&ctx->file_b, o->load_b),
-                            ctx->cuda ? CUDA_DEFAULT_SIZE : CPU_DEFAULT_SIZE, &m, &n, &k, &err) != 0)
+                            session->cuda ? CUDA_DEFAULT_SIZE : CPU_DEFAULT_SIZE, &m, &n, &k,
+                            &err) != 0)
         return usage_error(&err);
-    if (check_memory(o, ctx->cuda, ctx->device.global_memory_bytes, m, n, k, &err) != 0)
+    if (check_memory(o, session->cuda, session->device.global_memory_bytes, m, n, k, &err) != 0)
         return runtime_error(&err);
 
-    bench_problem_t problem = {ctx->handle, o->transa, o->transb, m, n, k, (float)o->alpha,
+    bench_problem_t problem = {session->handle, o->transa, o->transb, m, n, k, (float)o->alpha,
                                (float)o->beta, NULL, NULL, NULL};
     *p = problem;
     ctx->view_a = operand_view_a(NULL, o->transa, m, k);
@@ -296,15 +402,15 @@ static int prepare_inputs(const bench_options_t *o, bench_context_t *ctx, bench_
     return ESMM_EXIT_OK;
 }
 
-/* Everything the report says about the run except the reference and timing. */
-static void describe_run(const bench_options_t *o, bench_context_t *ctx, const bench_problem_t *p,
-                         const char *baseline, bench_summary_t *s)
+/* Everything the report says about the case except the reference and timing. */
+static void describe_run(const bench_options_t *o, const bench_session_t *session,
+                         bench_case_t *ctx, const bench_problem_t *p, bench_summary_t *s)
 {
     bool any_file = o->load_a != NULL || o->load_b != NULL;
     generator_kind_t kind = o->gen_a.kind != GENERATOR_DENSE ? o->gen_a.kind : o->gen_b.kind;
     memset(s, 0, sizeof *s);
-    s->device = ctx->cuda ? ctx->device.device_name : "cpu";
-    s->backend = ctx->cuda ? "cuda" : "cpu";
+    s->device = session->cuda ? session->device.device_name : "cpu";
+    s->backend = session->cuda ? "cuda" : "cpu";
     s->m = p->m;
     s->n = p->n;
     s->k = p->k;
@@ -327,12 +433,15 @@ static void describe_run(const bench_options_t *o, bench_context_t *ctx, const b
     s->source_b = ctx->source_b;
     s->seed = o->seed;
     s->runs = o->runs;
-    s->warmup = o->warmup >= 0 ? o->warmup : (ctx->cuda ? CUDA_DEFAULT_WARMUP : CPU_DEFAULT_WARMUP);
+    s->warmup = o->warmup >= 0 ? o->warmup
+                               : (session->cuda ? CUDA_DEFAULT_WARMUP : CPU_DEFAULT_WARMUP);
     s->flops = 2.0 * (double)p->m * (double)p->n * (double)p->k;
     s->effective_flops = effective_flops(ctx->nnz_a, ctx->nnz_b, p->k);
-    s->baseline = baseline;
+    s->baseline = session->kernels[0].name;
     s->baseline_ms = NAN;
     s->reference = "none";
+    for (int i = 0; i < session->kernel_count; i++)
+        s->show_gbps = s->show_gbps || bench_kernel_extracts(session->kernels[i].name) != BENCH_OPERAND_NONE;
 }
 
 static bool use_cpu_reference(const bench_options_t *o, bool cuda, const bench_problem_t *p)
@@ -346,7 +455,7 @@ static bool use_cpu_reference(const bench_options_t *o, bool cuda, const bench_p
 
 /* Norms for the error scale and the float64 CPU reference; the cuBLAS
  * reference needs the runner and comes later. Returns an exit code. */
-static int prepare_check(const bench_options_t *o, bench_context_t *ctx, const bench_problem_t *p,
+static int prepare_check(const bench_options_t *o, bench_case_t *ctx, const bench_problem_t *p,
                          bool cpu_reference, bench_summary_t *s, verify_reference_t *ref)
 {
     cli_error_t err = {""};
@@ -371,12 +480,13 @@ static int prepare_check(const bench_options_t *o, bench_context_t *ctx, const b
 }
 
 /* The cuBLAS result as the reference; without it nothing is checked. */
-static bool take_cublas_reference(bench_context_t *ctx, const bench_problem_t *p,
+static bool take_cublas_reference(bench_case_t *ctx, const bench_problem_t *p,
                                   bench_summary_t *s)
 {
     cli_error_t err = {""};
+    const bench_kernel_t cublas = {"cublas", false};
     if (ctx->runner->has_cublas &&
-        ctx->runner->run_checked(ctx->runner, "cublas", ctx->out, &err) == 0) {
+        ctx->runner->run_checked(ctx->runner, &cublas, ctx->out, &err) == 0) {
         for (int64_t i = 0; i < p->m * p->n; i++)
             ctx->ref[i] = ctx->out[i];
         s->reference = "cublas";
@@ -388,16 +498,168 @@ static bool take_cublas_reference(bench_context_t *ctx, const bench_problem_t *p
     return false;
 }
 
-static int write_json(const bench_options_t *o, bench_context_t *ctx, const bench_summary_t *s,
-                      int count)
+static void free_case(bench_case_t *ctx)
 {
-    char date[32];
-    report_utc_now(date, sizeof date);
-    report_write_json(ctx->json, s, ctx->rows, count, commit_string(o), date);
-    int failed = ferror(ctx->json);
-    if (fclose(ctx->json) != 0)
+    if (ctx->runner != NULL)
+        ctx->runner->destroy(ctx->runner);
+    npy_matrix_free(&ctx->file_a);
+    npy_matrix_free(&ctx->file_b);
+    free(ctx->a);
+    free(ctx->b);
+    free(ctx->c0);
+    free(ctx->out);
+    free(ctx->ref);
+    free(ctx->row_norm);
+    free(ctx->col_norm);
+    free(ctx->ms);
+    free(ctx->nnz_a);
+    free(ctx->nnz_b);
+    free(ctx->rows);
+}
+
+/* The sweep table's line of a case, from its rows. */
+static void summarise_case(const bench_case_t *ctx, int count, sweep_line_t *line)
+{
+    bool failed = false, checked = false;
+    line->baseline_ms = line->esmm_ms = line->cached_ms = NAN;
+    for (int i = 0; i < count; i++) {
+        const bench_row_t *row = &ctx->rows[i];
+        failed = failed || !row->ran || strcmp(row->check, "fail") == 0;
+        checked = checked || strcmp(row->check, "pass") == 0;
+        double ms = row->ran ? row->median_ms : NAN;
+        if (i == 0)
+            line->baseline_ms = ms;
+        else if (is_esmm(row->kernel) && row->cached_b)
+            line->cached_ms = ms;
+        else if (is_esmm(row->kernel)) {
+            line->esmm_ms = ms;
+            line->has_info = row->has_info;
+            line->info = row->info;
+        }
+    }
+    line->check = failed ? "fail" : checked ? "pass" : "skipped";
+}
+
+/* Runs the rows of one case. Returns an exit code; line (may be NULL) gets
+ * the case's summary. */
+static int run_case_steps(bench_session_t *session, const bench_options_t *o, bench_case_t *ctx,
+                          const sweep_case_t *sweep_case, sweep_line_t *line)
+{
+    cli_error_t err = {""};
+    int count = session->kernel_count;
+    ctx->rows = calloc((size_t)count, sizeof *ctx->rows);
+    if (ctx->rows == NULL) {
+        cli_error_set(&err, "out of host memory");
+        return runtime_error(&err);
+    }
+    bench_problem_t p;
+    int exit_code = prepare_inputs(o, session, ctx, &p);
+    if (exit_code != ESMM_EXIT_OK)
+        return exit_code;
+    bench_summary_t s;
+    describe_run(o, session, ctx, &p, &s);
+    if (sweep_case != NULL) {
+        s.case_label = sweep_case->label;
+        s.target = sweep_case->target;
+    }
+    verify_reference_t ref;
+    bool cpu_reference = use_cpu_reference(o, session->cuda, &p);
+    if (o->check && (exit_code = prepare_check(o, ctx, &p, cpu_reference, &s, &ref)) != ESMM_EXIT_OK)
+        return exit_code;
+    ctx->runner = session->cuda ? bench_runner_cuda_create(&p, &err)
+                                : bench_runner_cpu_create(&p, &err);
+    if (ctx->runner == NULL)
+        return runtime_error(&err);
+    s.copies = ctx->runner->copies;
+    s.clock = ctx->runner->clock;
+    if (session->cuda && !ctx->runner->has_cublas)
+        printf("cublas: cuBLAS could not be initialised; no baseline\n");
+    bool cublas_is_reference = o->check && !cpu_reference && take_cublas_reference(ctx, &p, &s);
+    bool checking = o->check && s.tolerance > 0.0;
+
+    report_print_header(stdout, &s);
+    report_print_table_header(stdout, &s);
+    for (int i = 0; i < count; i++) {
+        bench_row_t *row = &ctx->rows[i];
+        row->kernel = session->kernels[i].name;
+        row->cached_b = session->kernels[i].cached_b;
+        bench_operand_t operand = bench_kernel_extracts(row->kernel);
+        row->operand = operand == BENCH_OPERAND_A ? 'A' : operand == BENCH_OPERAND_B ? 'B' : 0;
+        row->bytes = 4.0 * (double)(operand == BENCH_OPERAND_A ? p.m : p.n) * (double)p.k;
+        row->is_reference = cublas_is_reference && strcmp(row->kernel, "cublas") == 0;
+        run_row(ctx, o, &s, checking ? &ref : NULL, row);
+        if (i == 0 && row->ran)
+            s.baseline_ms = row->median_ms;
+        report_print_row(stdout, &s, row);
+        if (!row->ran || strcmp(row->check, "fail") == 0)
+            exit_code = ESMM_EXIT_CHECK_FAILED;
+    }
+    if (session->json != NULL)
+        report_json_add(&session->json_writer, &s, ctx->rows, count);
+    if (line != NULL)
+        summarise_case(ctx, count, line);
+    return exit_code;
+}
+
+static int run_case(bench_session_t *session, const bench_options_t *o,
+                    const sweep_case_t *sweep_case, sweep_line_t *line)
+{
+    bench_case_t ctx;
+    memset(&ctx, 0, sizeof ctx);
+    int exit_code = run_case_steps(session, o, &ctx, sweep_case, line);
+    free_case(&ctx);
+    return exit_code;
+}
+
+/* Runs every case of the sweep, each a bench run of its own, then prints the
+ * sweep's table. A case that cannot run is reported and the sweep goes on. */
+static int run_sweep(bench_session_t *session, const bench_options_t *o)
+{
+    if (o->sweep == SWEEP_TARGETS && !session->cuda && o->size == 0) {
+        printf("--sweep targets: the target table is defined at 4096^3 (up to 8192^3) on a GPU, and "
+               "this is the CPU backend: nothing run. Give --size to run its cases scaled to that "
+               "base size (e.g. --size 64).\n");
+        return ESMM_EXIT_OK;
+    }
+    int64_t base = o->size > 0 ? o->size : (session->cuda ? CUDA_DEFAULT_SIZE : CPU_DEFAULT_SIZE);
+    sweep_case_t cases[SWEEP_MAX_CASES];
+    sweep_line_t lines[SWEEP_MAX_CASES];
+    int count = sweep_cases(o->sweep, base, cases);
+    int exit_code = ESMM_EXIT_OK;
+    for (int i = 0; i < count && !session->cuda; i++)
+        cases[i].target = 0.0; /* they are speedups over cuBLAS */
+    for (int i = 0; i < count; i++) {
+        fflush(stdout); /* keeps a combined log in order */
+        fprintf(stderr, "esmm bench: sweep %s [%d/%d] %s, %" PRId64 "^3\n", sweep_name(o->sweep),
+                i + 1, count, cases[i].label, cases[i].size);
+        bench_options_t case_options = *o;
+        case_options.size = cases[i].size;
+        case_options.gen_a = cases[i].gen_a;
+        case_options.gen_b = cases[i].gen_b;
+        memset(&lines[i], 0, sizeof lines[i]);
+        lines[i].label = cases[i].label;
+        lines[i].size = cases[i].size;
+        lines[i].target = cases[i].target;
+        lines[i].baseline_ms = lines[i].esmm_ms = lines[i].cached_ms = NAN;
+        lines[i].check = "fail";
+        exit_code = worse_exit(exit_code, run_case(session, &case_options, &cases[i], &lines[i]));
+    }
+    report_print_sweep(stdout, sweep_name(o->sweep), session->kernels[0].name, lines, count);
+    if (o->sweep == SWEEP_TARGETS && base != CUDA_DEFAULT_SIZE)
+        printf("(the targets are set for a base size of %d on the H100; this ran at %" PRId64 ")\n",
+               CUDA_DEFAULT_SIZE, base);
+    fflush(stdout);
+    fprintf(stderr, "esmm bench: sweep %s done\n", sweep_name(o->sweep));
+    return exit_code;
+}
+
+static int finish_json(const bench_options_t *o, bench_session_t *session)
+{
+    report_json_end(&session->json_writer);
+    int failed = ferror(session->json);
+    if (fclose(session->json) != 0)
         failed = 1;
-    ctx->json = NULL;
+    session->json = NULL;
     if (failed) {
         cli_error_t err;
         cli_error_set(&err, "%s: writing the results failed", o->json_path);
@@ -407,73 +669,50 @@ static int write_json(const bench_options_t *o, bench_context_t *ctx, const benc
     return ESMM_EXIT_OK;
 }
 
-static int bench_run(const bench_options_t *o, bench_context_t *ctx)
+static int run_session(const bench_options_t *o, bench_session_t *session)
 {
     cli_error_t err = {""};
     esmm_backend_t backend = ESMM_BACKEND_CPU;
-    esmm_get_backend(ctx->handle, &backend);
-    ctx->cuda = backend == ESMM_BACKEND_CUDA;
-    esmm_get_device_info(ctx->handle, &ctx->device);
-    if (!ctx->cuda)
+    esmm_get_backend(session->handle, &backend);
+    session->cuda = backend == ESMM_BACKEND_CUDA;
+    esmm_get_device_info(session->handle, &session->device);
+    if (!session->cuda)
         printf(o->backend == ESMM_BACKEND_AUTO ? "no CUDA device: benchmarking the CPU backend\n"
                                                : "benchmarking the CPU backend\n");
-    if (o->reference == BENCH_REFERENCE_CUBLAS && !ctx->cuda) {
+    if (o->reference == BENCH_REFERENCE_CUBLAS && !session->cuda) {
         cli_error_set(&err, "--reference cublas needs a CUDA device");
         return usage_error(&err);
     }
-    const char *names[MAX_KERNELS + 3];
-    int kernel_count = choose_kernels(o, ctx, names, &err);
-    if (kernel_count < 0)
+    if (choose_kernels(o, session, &err) != 0)
         return usage_error(&err);
-    ctx->rows = calloc((size_t)kernel_count, sizeof *ctx->rows);
-    if (ctx->rows == NULL) {
-        cli_error_set(&err, "out of host memory");
-        return runtime_error(&err);
-    }
-
-    bench_problem_t p;
-    int exit_code = prepare_inputs(o, ctx, &p);
-    if (exit_code != ESMM_EXIT_OK)
-        return exit_code;
-    bench_summary_t s;
-    describe_run(o, ctx, &p, names[0], &s);
-    verify_reference_t ref;
-    bool cpu_reference = use_cpu_reference(o, ctx->cuda, &p);
-    if (o->check && (exit_code = prepare_check(o, ctx, &p, cpu_reference, &s, &ref)) != ESMM_EXIT_OK)
-        return exit_code;
-
     /* Opened before the runs so a bad path fails now, not after them. */
-    if (o->json_path != NULL && (ctx->json = fopen(o->json_path, "w")) == NULL) {
-        cli_error_set(&err, "%s: cannot create: %s", o->json_path, strerror(errno));
-        return runtime_error(&err);
+    if (o->json_path != NULL) {
+        if ((session->json = fopen(o->json_path, "w")) == NULL) {
+            cli_error_set(&err, "%s: cannot create: %s", o->json_path, strerror(errno));
+            return runtime_error(&err);
+        }
+        char date[32];
+        report_utc_now(date, sizeof date);
+        report_json_begin(&session->json_writer, session->json,
+                          session->cuda ? session->device.device_name : "cpu", commit_string(o),
+                          date);
     }
-    ctx->runner = ctx->cuda ? bench_runner_cuda_create(&p, &err) : bench_runner_cpu_create(&p, &err);
-    if (ctx->runner == NULL)
-        return runtime_error(&err);
-    s.copies = ctx->runner->copies;
-    s.clock = ctx->runner->clock;
-    if (ctx->cuda && !ctx->runner->has_cublas)
-        printf("cublas: cuBLAS could not be initialised; no baseline\n");
-    bool cublas_is_reference = o->check && !cpu_reference && take_cublas_reference(ctx, &p, &s);
-    bool checking = o->check && s.tolerance > 0.0;
+    int exit_code = o->sweep != SWEEP_NONE ? run_sweep(session, o) : run_case(session, o, NULL, NULL);
+    /* A run that stopped before its rows leaves no results worth a file. */
+    if (session->json != NULL && (exit_code <= ESMM_EXIT_CHECK_FAILED || o->sweep != SWEEP_NONE))
+        exit_code = worse_exit(exit_code, finish_json(o, session));
+    return exit_code;
+}
 
-    report_print_header(stdout, &s);
-    report_print_table_header(stdout, &s);
-    for (int i = 0; i < kernel_count; i++) {
-        bench_row_t *row = &ctx->rows[i];
-        row->kernel = names[i];
-        row->is_reference = cublas_is_reference && strcmp(names[i], "cublas") == 0;
-        run_row(ctx, o, &s, checking ? &ref : NULL, s.warmup, row);
-        if (i == 0 && row->ran)
-            s.baseline_ms = row->median_ms;
-        report_print_row(stdout, &s, row);
-        if (!row->ran || strcmp(row->check, "fail") == 0)
-            exit_code = ESMM_EXIT_CHECK_FAILED;
-    }
-    if (ctx->json != NULL) {
-        int json_exit = write_json(o, ctx, &s, kernel_count);
-        if (json_exit != ESMM_EXIT_OK)
-            return json_exit;
+int bench_run(esmm_handle_t handle, const bench_options_t *o)
+{
+    bench_session_t session;
+    memset(&session, 0, sizeof session);
+    session.handle = handle;
+    int exit_code = run_session(o, &session);
+    if (session.json != NULL) {
+        fclose(session.json);
+        remove(o->json_path);
     }
     return exit_code;
 }
@@ -488,33 +727,13 @@ int bench_command(int argc, char **argv)
         bench_print_usage(stdout);
         return ESMM_EXIT_OK;
     }
-    bench_context_t ctx;
-    memset(&ctx, 0, sizeof ctx);
-    esmm_status_t st = esmm_create(&ctx.handle, o.backend);
+    esmm_handle_t handle = NULL;
+    esmm_status_t st = esmm_create(&handle, o.backend);
     if (st != ESMM_STATUS_SUCCESS) {
         cli_error_set(&err, "cannot create an esmm handle: %s", esmm_status_string(st));
         return runtime_error(&err);
     }
-    int exit_code = bench_run(&o, &ctx);
-    if (ctx.runner != NULL)
-        ctx.runner->destroy(ctx.runner);
-    if (ctx.json != NULL) {
-        fclose(ctx.json);
-        remove(o.json_path);
-    }
-    esmm_destroy(ctx.handle);
-    npy_matrix_free(&ctx.file_a);
-    npy_matrix_free(&ctx.file_b);
-    free(ctx.a);
-    free(ctx.b);
-    free(ctx.c0);
-    free(ctx.out);
-    free(ctx.ref);
-    free(ctx.row_norm);
-    free(ctx.col_norm);
-    free(ctx.ms);
-    free(ctx.nnz_a);
-    free(ctx.nnz_b);
-    free(ctx.rows);
+    int exit_code = bench_run(handle, &o);
+    esmm_destroy(handle);
     return exit_code;
 }

@@ -109,23 +109,21 @@ typedef enum {
     OPT_NO_CHECK,
     OPT_REFERENCE,
     OPT_JSON,
-    OPT_COMMIT
+    OPT_COMMIT,
+    OPT_SKIP_STATS,
+    OPT_CACHED_B,
+    OPT_SWEEP
 } option_id_t;
 
-typedef struct {
-    const char *name;
-    option_id_t id;
-    const char *value_name; /* NULL for a flag without a value */
-    const char *help;
-} option_spec_t;
-
-static const option_spec_t bench_option_specs[] = {
+static const cli_option_t bench_option_specs[] = {
     {"--kernel", OPT_KERNEL, "LIST",
      "comma-separated kernels [all]; 'all' = every kernel of the backend,\n"
-     "                     then esmm, then cublas\n"
+     "                     then esmm, then cublas, then (CUDA) extract-a and extract-b\n"
      "                     (CUDA: naive, coalesced, smem, blocktile1d, blocktile2d, vectorized,\n"
-     "                     warptile, pipelined; CPU: cpu, cpu-skip-a, cpu-skip-b, cpu-skip-joint;\n"
-     "                     esmm = esmm_sgemm's default path; cublas = cublasSgemm FP32, no TF32)"},
+     "                     warptile, pipelined, sparse-a, sparse-b, sparse-joint; CPU: cpu,\n"
+     "                     cpu-skip-a, cpu-skip-b, cpu-skip-joint; esmm = esmm_sgemm's default\n"
+     "                     path; cublas = cublasSgemm FP32, no TF32; extract-a, extract-b =\n"
+     "                     pattern extraction of one operand alone, CUDA only)"},
     {"--size", OPT_SIZE, "S", "m = n = k = S [CUDA 4096, CPU 512]"},
     {"--m", OPT_M, "M", "rows of op(A) and C (overrides --size)"},
     {"--n", OPT_N, "N", "columns of op(B) and C (overrides --size)"},
@@ -155,12 +153,41 @@ static const option_spec_t bench_option_specs[] = {
     {"--reference", OPT_REFERENCE, "auto|cpu|cublas",
      "check against the float64 CPU reference or cuBLAS\n"
      "                     [auto: CPU when m*n*k <= 2^31 or without a GPU, else cuBLAS]"},
+    {"--skip-stats", OPT_SKIP_STATS, NULL,
+     "after each library kernel's check, one more run with extraction timing\n"
+     "                     on, and print what esmm_get_last_info says: path, kernel, densities,\n"
+     "                     share of the dense work run and skipped, extraction time (sweeps\n"
+     "                     always do, for their closing table)"},
+    {"--cached-b", OPT_CACHED_B, NULL,
+     "time esmm with B's pattern extracted once before timing\n"
+     "                     (esmm_sgemm_patterns); without it esmm extracts both operands per call"},
+    {"--sweep", OPT_SWEEP, "targets|density",
+     "run a set of cases in one process (generator flags, --load-*, --m/--n/--k\n"
+     "                     not allowed; --kernel adds kernels to esmm and cublas):\n"
+     "                     targets = every row of the target table (issue 3) at --size [CUDA 4096;\n"
+     "                     its 1024/2048/8192 rows are --size/4, /2, *2), esmm end-to-end and with\n"
+     "                     B cached; density = both operands at d = 1, 0.875, ..., 0.125, 0.0625\n"
+     "                     at --size (with --cached-b also the cached-B figure)"},
     {"--json", OPT_JSON, "FILE", "also write the results as JSON (DESIGN.md format)"},
     {"--commit", OPT_COMMIT, "STR", "commit recorded in the JSON [$ESMM_COMMIT, else unknown]"},
     {"--backend", OPT_BACKEND, "auto|cpu|cuda", "[auto: CUDA when a GPU is present]"},
     {"--help", OPT_HELP, NULL, "this text"},
 };
 #define BENCH_OPTION_COUNT ((int)(sizeof bench_option_specs / sizeof bench_option_specs[0]))
+
+void cli_print_options(FILE *f, const cli_option_t *options, int count)
+{
+    for (int i = 0; i < count; i++) {
+        const cli_option_t *s = &options[i];
+        char left[40];
+        snprintf(left, sizeof left, "%s%s%s", s->name, s->value_name ? " " : "",
+                 s->value_name ? s->value_name : "");
+        if (strlen(left) > 18)
+            fprintf(f, "  %s\n  %-18s %s\n", left, "", s->help);
+        else
+            fprintf(f, "  %-18s %s\n", left, s->help);
+    }
+}
 
 void bench_print_usage(FILE *f)
 {
@@ -171,19 +198,12 @@ void bench_print_usage(FILE *f)
           "(counting only products whose operands are both nonzero), the speed relative to\n"
           "cuBLAS (to the dense 'cpu' kernel on the CPU backend) and the largest relative error.\n"
           "That baseline is always timed, first. Without a GPU it benchmarks the CPU backend.\n"
+          "Rows extract-a/extract-b time the pattern extraction of one operand alone (ms and GB/s\n"
+          "of the operand read, between L2 flushes) and are checked against the host's count.\n"
           "\n"
           "options (--opt VALUE or --opt=VALUE):\n",
           f);
-    for (int i = 0; i < BENCH_OPTION_COUNT; i++) {
-        const option_spec_t *s = &bench_option_specs[i];
-        char left[40];
-        snprintf(left, sizeof left, "%s%s%s", s->name, s->value_name ? " " : "",
-                 s->value_name ? s->value_name : "");
-        if (strlen(left) > 18)
-            fprintf(f, "  %s\n  %-18s %s\n", left, "", s->help);
-        else
-            fprintf(f, "  %-18s %s\n", left, s->help);
-    }
+    cli_print_options(f, bench_option_specs, BENCH_OPTION_COUNT);
     fputs("\n"
           "Only one kind of generator (pattern, density or random) may be used at a time; the\n"
           "default is dense uniform values in [-1, 1] that are never zero. Fortran-order .npy\n"
@@ -198,14 +218,53 @@ void bench_print_usage(FILE *f)
           f);
 }
 
-static const option_spec_t *find_option(const char *arg, size_t name_length)
+static const cli_option_t *find_option(const cli_option_t *options, int count, const char *arg,
+                                       size_t name_length)
 {
-    for (int i = 0; i < BENCH_OPTION_COUNT; i++) {
-        const char *name = bench_option_specs[i].name;
+    for (int i = 0; i < count; i++) {
+        const char *name = options[i].name;
         if (strlen(name) == name_length && strncmp(name, arg, name_length) == 0)
-            return &bench_option_specs[i];
+            return &options[i];
     }
     return NULL;
+}
+
+int cli_parse_command_line(int argc, char **argv, const cli_option_t *options, int count,
+                           cli_apply_fn apply, cli_positional_fn positional, void *context,
+                           cli_error_t *err)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *name = strcmp(arg, "-h") == 0 ? "--help" : arg;
+        if (strncmp(name, "--", 2) != 0) {
+            if (positional == NULL || arg[0] == '-')
+                return cli_error_set(err, "unexpected argument '%.64s' (options start with --)", arg);
+            if (positional(arg, context, err) != 0)
+                return -1;
+            continue;
+        }
+        const char *equals = strchr(name, '=');
+        size_t name_length = equals ? (size_t)(equals - name) : strlen(name);
+        const cli_option_t *s = find_option(options, count, name, name_length);
+        if (s == NULL)
+            return cli_error_set(err, "unknown option '%.*s'", (int)(name_length > 64 ? 64 : name_length),
+                                 name);
+        const char *value = NULL;
+        if (s->value_name == NULL) {
+            if (equals != NULL)
+                return cli_error_set(err, "%s takes no value", s->name);
+        } else if (equals != NULL) {
+            value = equals + 1;
+        } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
+            value = argv[++i];
+        } else {
+            return cli_error_set(err, "%s needs a value (%s)", s->name, s->value_name);
+        }
+        int status = apply(s, value, context, err);
+        if (status != 0)
+            return status;
+    }
+    return 0;
 }
 
 /* Generator flags as given, resolved into gen_a/gen_b after all are seen. */
@@ -214,8 +273,8 @@ typedef struct {
     double density_a, density_b, random;         /* < 0 when not given */
 } generator_flags_t;
 
-static int parse_operation(const char *what, const char *text, esmm_operation_t *out,
-                           cli_error_t *err)
+int cli_parse_operation(const char *what, const char *text, esmm_operation_t *out,
+                        cli_error_t *err)
 {
     if (strcmp(text, "N") == 0 || strcmp(text, "n") == 0)
         *out = ESMM_OP_N;
@@ -226,7 +285,7 @@ static int parse_operation(const char *what, const char *text, esmm_operation_t 
     return 0;
 }
 
-static int parse_backend(const char *text, esmm_backend_t *out, cli_error_t *err)
+int cli_parse_backend(const char *text, esmm_backend_t *out, cli_error_t *err)
 {
     if (strcmp(text, "auto") == 0)
         *out = ESMM_BACKEND_AUTO;
@@ -252,6 +311,17 @@ static int parse_reference(const char *text, bench_reference_t *out, cli_error_t
     return 0;
 }
 
+int cli_parse_sweep(const char *text, sweep_kind_t *out, cli_error_t *err)
+{
+    if (strcmp(text, "targets") == 0)
+        *out = SWEEP_TARGETS;
+    else if (strcmp(text, "density") == 0)
+        *out = SWEEP_DENSITY;
+    else
+        return cli_error_set(err, "--sweep: expected targets or density, got '%.64s'", text);
+    return 0;
+}
+
 static int parse_path(const char *what, const char *text, const char **out, cli_error_t *err)
 {
     if (*text == '\0')
@@ -266,26 +336,38 @@ static int parse_scalar(const char *what, const char *text, double *out, cli_err
     return cli_parse_double(what, text, -FLT_MAX, FLT_MAX, out, err);
 }
 
-static int apply_option(const option_spec_t *s, const char *value, bench_options_t *o,
-                        generator_flags_t *g, cli_error_t *err)
+/* What bench_parse_args collects. */
+typedef struct {
+    bench_options_t *options;
+    generator_flags_t generators;
+} bench_parse_state_t;
+
+static int apply_option(const cli_option_t *s, const char *value, void *context, cli_error_t *err)
 {
+    bench_parse_state_t *state = context;
+    bench_options_t *o = state->options;
+    generator_flags_t *g = &state->generators;
     const char *what = s->name;
-    switch (s->id) {
-    case OPT_HELP: o->help = true; return 0;
+    switch ((option_id_t)s->id) {
+    case OPT_HELP: o->help = true; return 1;
+    case OPT_SKIP_STATS: o->skip_stats = true; return 0;
+    case OPT_CACHED_B: o->cached_b = true; return 0;
+    case OPT_SWEEP: return cli_parse_sweep(value, &o->sweep, err);
     case OPT_NO_CHECK: o->check = false; return 0;
-    case OPT_BACKEND: return parse_backend(value, &o->backend, err);
+    case OPT_BACKEND: return cli_parse_backend(value, &o->backend, err);
     case OPT_REFERENCE: return parse_reference(value, &o->reference, err);
     case OPT_KERNEL:
         if (*value == '\0')
             return cli_error_set(err, "--kernel: empty kernel list");
         o->kernels = value;
+        o->kernels_given = true;
         return 0;
     case OPT_SIZE: return cli_parse_int64(what, value, 1, INT64_MAX, &o->size, err);
     case OPT_M: return cli_parse_int64(what, value, 1, INT64_MAX, &o->m, err);
     case OPT_N: return cli_parse_int64(what, value, 1, INT64_MAX, &o->n, err);
     case OPT_K: return cli_parse_int64(what, value, 1, INT64_MAX, &o->k, err);
-    case OPT_TRANSA: return parse_operation(what, value, &o->transa, err);
-    case OPT_TRANSB: return parse_operation(what, value, &o->transb, err);
+    case OPT_TRANSA: return cli_parse_operation(what, value, &o->transa, err);
+    case OPT_TRANSB: return cli_parse_operation(what, value, &o->transb, err);
     case OPT_RUNS: return cli_parse_int64(what, value, 1, MAX_RUNS, &o->runs, err);
     case OPT_WARMUP: return cli_parse_int64(what, value, 0, MAX_RUNS, &o->warmup, err);
     case OPT_SEED: return cli_parse_uint64(what, value, &o->seed, err);
@@ -363,6 +445,26 @@ static int resolve_generators(const generator_flags_t *g, bench_options_t *o, cl
     return 0;
 }
 
+/* A sweep chooses its own inputs and sizes: flags that would too are refused. */
+static int check_sweep_flags(const bench_options_t *o, const generator_flags_t *g, cli_error_t *err)
+{
+    const char *clash = NULL;
+    if (g->pattern[0] || g->pattern_a[0] || g->pattern_b[0])
+        clash = "--pattern*";
+    else if (g->density_a >= 0.0 || g->density_b >= 0.0)
+        clash = "--density-*";
+    else if (g->random >= 0.0)
+        clash = "--random";
+    else if (o->load_a != NULL || o->load_b != NULL)
+        clash = "--load-*";
+    else if (o->m > 0 || o->n > 0 || o->k > 0)
+        clash = "--m/--n/--k";
+    if (clash != NULL)
+        return cli_error_set(err, "--sweep chooses the inputs and sizes of its cases: %s cannot be "
+                                  "used with it (--size sets the base size)", clash);
+    return 0;
+}
+
 int bench_parse_args(int argc, char **argv, bench_options_t *o, cli_error_t *err)
 {
     memset(o, 0, sizeof *o);
@@ -375,41 +477,19 @@ int bench_parse_args(int argc, char **argv, bench_options_t *o, cli_error_t *err
     o->alpha = 1.0;
     o->beta = 0.0;
     o->check = true;
-    generator_flags_t g;
-    memset(&g, 0, sizeof g);
-    g.density_a = g.density_b = g.random = -1.0;
-
-    for (int i = 0; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "-h") == 0) {
-            o->help = true;
-            return 0;
-        }
-        if (strncmp(arg, "--", 2) != 0)
-            return cli_error_set(err, "unexpected argument '%.64s' (options start with --)", arg);
-        const char *equals = strchr(arg, '=');
-        size_t name_length = equals ? (size_t)(equals - arg) : strlen(arg);
-        const option_spec_t *s = find_option(arg, name_length);
-        if (s == NULL)
-            return cli_error_set(err, "unknown option '%.*s'", (int)(name_length > 64 ? 64 : name_length),
-                                 arg);
-        const char *value = NULL;
-        if (s->value_name == NULL) {
-            if (equals != NULL)
-                return cli_error_set(err, "%s takes no value", s->name);
-        } else if (equals != NULL) {
-            value = equals + 1;
-        } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
-            value = argv[++i];
-        } else {
-            return cli_error_set(err, "%s needs a value (%s)", s->name, s->value_name);
-        }
-        if (apply_option(s, value, o, &g, err) != 0)
-            return -1;
-        if (o->help)
-            return 0;
-    }
-    return resolve_generators(&g, o, err);
+    bench_parse_state_t state;
+    memset(&state.generators, 0, sizeof state.generators);
+    state.options = o;
+    state.generators.density_a = state.generators.density_b = state.generators.random = -1.0;
+    int status = cli_parse_command_line(argc, argv, bench_option_specs, BENCH_OPTION_COUNT,
+                                        apply_option, NULL, &state, err);
+    if (status < 0)
+        return -1;
+    if (o->help)
+        return 0;
+    if (o->sweep != SWEEP_NONE && check_sweep_flags(o, &state.generators, err) != 0)
+        return -1;
+    return resolve_generators(&state.generators, o, err);
 }
 
 /* Adds name to out unless it is there already. */
@@ -428,14 +508,16 @@ static int unknown_kernel(const char *name, size_t length, const char *const *av
     size_t used = 0;
     for (int i = 0; i < available_count && used < sizeof names; i++)
         used += (size_t)snprintf(names + used, sizeof names - used, "%s, ", available[i]);
-    return cli_error_set(err, "--kernel: unknown kernel '%.*s' (this backend has: %sesmm, cublas, all)",
+    return cli_error_set(err, "--kernel: unknown kernel '%.*s' (this backend has: %sesmm, cublas, "
+                              BENCH_EXTRACT_A ", " BENCH_EXTRACT_B ", all)",
                          (int)(length > 64 ? 64 : length), name, names);
 }
 
 int bench_resolve_kernels(const char *list, const char *const *available, int available_count,
-                          const char **out, cli_error_t *err)
+                          bool with_extraction, const char **out, cli_error_t *err)
 {
-    static const char *const extra[] = {"esmm", "cublas"};
+    static const char *const extra[BENCH_EXTRA_KERNELS] = {"esmm", "cublas", BENCH_EXTRACT_A,
+                                                           BENCH_EXTRACT_B};
     int count = 0;
     const char *p = list;
     for (;;) {
@@ -446,14 +528,14 @@ int bench_resolve_kernels(const char *list, const char *const *available, int av
         if (length == 3 && strncmp(p, "all", 3) == 0) {
             for (int i = 0; i < available_count; i++)
                 add_kernel(out, &count, available[i]);
-            add_kernel(out, &count, extra[0]);
-            add_kernel(out, &count, extra[1]);
+            for (int i = 0; i < (with_extraction ? BENCH_EXTRA_KERNELS : 2); i++)
+                add_kernel(out, &count, extra[i]);
         } else {
             const char *found = NULL;
             for (int i = 0; i < available_count && found == NULL; i++)
                 if (strlen(available[i]) == length && strncmp(available[i], p, length) == 0)
                     found = available[i];
-            for (int i = 0; i < 2 && found == NULL; i++)
+            for (int i = 0; i < BENCH_EXTRA_KERNELS && found == NULL; i++)
                 if (strlen(extra[i]) == length && strncmp(extra[i], p, length) == 0)
                     found = extra[i];
             if (found == NULL)

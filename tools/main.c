@@ -1,8 +1,10 @@
 /* esmm: the command-line tool. `esmm bench` times and checks GEMM kernels,
- * `esmm info` describes the build and the device. */
+ * `esmm analyze` describes the zeros of real matrices and what esmm does with
+ * them, `esmm info` describes the build and the device. */
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze.h"
 #include "bench.h"
 #include "cli_error.h"
 #include "esmm.h"
@@ -14,6 +16,7 @@ static void print_usage(FILE *f)
           "\n"
           "commands:\n"
           "  bench    time and check GEMM kernels against cuBLAS (or the CPU backend)\n"
+          "  analyze  zero statistics of .npy matrices and what esmm does with them\n"
           "  info     library version, build architectures, device\n"
           "\n"
           "  esmm <command> --help   options of a command\n"
@@ -33,6 +36,8 @@ int main(int argc, char **argv)
     const char *command = argv[1];
     if (strcmp(command, "bench") == 0)
         return bench_command(argc - 2, argv + 2);
+    if (strcmp(command, "analyze") == 0)
+        return analyze_command(argc - 2, argv + 2);
     if (strcmp(command, "info") == 0)
         return info_command(argc - 2, argv + 2);
     if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0 ||

@@ -24,6 +24,8 @@ static const char *reference_description(const char *reference)
 
 void report_print_header(FILE *f, const bench_summary_t *s)
 {
+    if (s->case_label != NULL)
+        fprintf(f, "\n== %s ==\n", s->case_label);
     fprintf(f, "esmm %s bench: sgemm m=%" PRId64 " n=%" PRId64 " k=%" PRId64
                " op(A)=%c op(B)=%c alpha=%g beta=%g\n",
             esmm_version(), s->m, s->n, s->k, s->transa, s->transb, s->alpha, s->beta);
@@ -49,33 +51,89 @@ void report_print_header(FILE *f, const bench_summary_t *s)
         fprintf(f, "check: skipped\n");
 }
 
+
 void report_print_table_header(FILE *f, const bench_summary_t *s)
 {
     char ratio[24];
     snprintf(ratio, sizeof ratio, "x %s", s->baseline);
-    fprintf(f, "\n%-16s %10s %10s %9s %11s %9s %11s  %s\n", "kernel", "median ms", "min ms",
-            "TFLOP/s", "eff TFLOP/s", ratio, "max rel err", "check");
+    fprintf(f, "\n%-16s %10s %10s %9s %11s %9s ", "kernel", "median ms", "min ms", "TFLOP/s",
+            "eff TFLOP/s", ratio);
+    if (s->show_gbps)
+        fprintf(f, "%8s ", "GB/s");
+    fprintf(f, "%11s  %s\n", "max rel err", "check");
+}
+
+void report_row_label(const bench_row_t *row, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%s", row->kernel, row->cached_b ? " (cached B)" : "");
+}
+
+const char *report_path_name(esmm_path_t path)
+{
+    switch (path) {
+    case ESMM_PATH_NONE: return "none";
+    case ESMM_PATH_DENSE: return "dense";
+    case ESMM_PATH_SPARSE: return "sparse";
+    }
+    return "unknown";
+}
+
+/* "12.50%", or "-" for a density the call did not extract (negative). */
+static void format_density(double density, char *out, size_t cap)
+{
+    if (density >= 0.0)
+        snprintf(out, cap, "%.2f%%", percent(density));
+    else
+        snprintf(out, cap, "-");
+}
+
+static void print_info(FILE *f, const bench_row_t *row)
+{
+    if (!row->has_info) {
+        if (row->info_error[0])
+            fprintf(f, "    skip stats: unavailable (%s)\n", row->info_error);
+        return;
+    }
+    const esmm_info_t *info = &row->info;
+    char density_a[24], density_b[24];
+    format_density(info->density_a, density_a, sizeof density_a);
+    format_density(info->density_b, density_b, sizeof density_b);
+    fprintf(f, "    skip stats: path %s, kernel %s; slice density A %s, B %s; "
+               "%.2f%% of dense work run, %.2f%% skipped; extraction ",
+            report_path_name(info->path), row->info_kernel, density_a, density_b,
+            percent(info->work_fraction), percent(1.0 - info->work_fraction));
+    if (info->extraction_ms >= 0.0)
+        fprintf(f, "%.4f ms\n", info->extraction_ms);
+    else
+        fprintf(f, "not measured\n");
 }
 
 void report_print_row(FILE *f, const bench_summary_t *s, const bench_row_t *row)
 {
-    char error[24] = "-";
+    char label[80], error[24] = "-", ratio[24] = "-", gbps[24] = "-";
+    char median[24] = "-", min[24] = "-", tflops[24] = "-", effective[24] = "-";
+    report_row_label(row, label, sizeof label);
     if (row->is_reference)
         snprintf(error, sizeof error, "(reference)");
     else if (!isnan(row->max_error))
         snprintf(error, sizeof error, "%.2e", row->max_error);
-    if (!row->ran) {
-        fprintf(f, "%-16s %10s %10s %9s %11s %9s %11s  %s\n", row->kernel, "-", "-", "-", "-", "-",
-                error, row->check);
-        fflush(f);
-        return;
+    if (row->ran) {
+        snprintf(median, sizeof median, "%.4f", row->median_ms);
+        snprintf(min, sizeof min, "%.4f", row->min_ms);
+        if (row->operand) {
+            snprintf(gbps, sizeof gbps, "%.1f", row->bytes / row->median_ms * 1e-6);
+        } else {
+            snprintf(tflops, sizeof tflops, "%.4g", s->flops / row->median_ms * 1e-9);
+            snprintf(effective, sizeof effective, "%.4g", s->effective_flops / row->median_ms * 1e-9);
+            if (isfinite(s->baseline_ms))
+                snprintf(ratio, sizeof ratio, "%.2f", s->baseline_ms / row->median_ms);
+        }
     }
-    char ratio[24] = "-";
-    if (isfinite(s->baseline_ms))
-        snprintf(ratio, sizeof ratio, "%.2f", s->baseline_ms / row->median_ms);
-    fprintf(f, "%-16s %10.4f %10.4f %9.4g %11.4g %9s %11s  %s\n", row->kernel, row->median_ms,
-            row->min_ms, s->flops / row->median_ms * 1e-9,
-            s->effective_flops / row->median_ms * 1e-9, ratio, error, row->check);
+    fprintf(f, "%-16s %10s %10s %9s %11s %9s ", label, median, min, tflops, effective, ratio);
+    if (s->show_gbps)
+        fprintf(f, "%8s ", gbps);
+    fprintf(f, "%11s  %s\n", error, row->check);
+    print_info(f, row);
     fflush(f);
 }
 
@@ -96,12 +154,31 @@ static void field_integer(FILE *f, const char *key, int64_t value)
     fprintf(f, ", \"%s\": %" PRId64, key, value);
 }
 
+static void field_bool(FILE *f, const char *key, bool value)
+{
+    fprintf(f, ", \"%s\": %s", key, value ? "true" : "false");
+}
+
+static void write_info(FILE *f, const bench_row_t *row)
+{
+    const esmm_info_t *info = &row->info;
+    field_string(f, "path", report_path_name(info->path));
+    field_string(f, "path_kernel", row->info_kernel);
+    field_number(f, "density_a_measured", info->density_a >= 0.0 ? info->density_a : NAN);
+    field_number(f, "density_b_measured", info->density_b >= 0.0 ? info->density_b : NAN);
+    field_number(f, "work_fraction", info->work_fraction);
+    field_number(f, "extraction_ms", info->extraction_ms >= 0.0 ? info->extraction_ms : NAN);
+}
+
 static void write_result(FILE *f, const bench_summary_t *s, const bench_row_t *row)
 {
     double ms = row->ran ? row->median_ms : NAN;
+    bool gemm = row->operand == 0;
     char op[2] = {0, 0};
-    fputs("    {\"op\": \"sgemm\"", f);
+    fprintf(f, "    {\"op\": \"%s\"", gemm ? "sgemm" : "extract");
     field_string(f, "kernel", row->kernel);
+    if (s->case_label != NULL)
+        field_string(f, "case", s->case_label);
     field_integer(f, "m", s->m);
     field_integer(f, "n", s->n);
     field_integer(f, "k", s->k);
@@ -124,14 +201,30 @@ static void write_result(FILE *f, const bench_summary_t *s, const bench_row_t *r
         field_string(f, "file_a", s->file_a);
     if (s->file_b != NULL)
         field_string(f, "file_b", s->file_b);
-    fprintf(f, ", \"seed\": %" PRIu64 ", \"cached_b\": false", s->seed);
+    fprintf(f, ", \"seed\": %" PRIu64, s->seed);
+    field_bool(f, "cached_b", row->cached_b);
     field_number(f, "ms", ms);
     field_number(f, "min_ms", row->ran ? row->min_ms : NAN);
-    field_number(f, "tflops", s->flops / ms * 1e-9);
-    field_number(f, "effective_tflops", s->effective_flops / ms * 1e-9);
-    field_string(f, "baseline", s->baseline);
-    field_number(f, "baseline_ms", s->baseline_ms);
-    field_number(f, "speedup", s->baseline_ms / ms);
+    if (gemm) {
+        field_number(f, "tflops", s->flops / ms * 1e-9);
+        field_number(f, "effective_tflops", s->effective_flops / ms * 1e-9);
+        field_string(f, "baseline", s->baseline);
+        field_number(f, "baseline_ms", s->baseline_ms);
+        field_number(f, "speedup", s->baseline_ms / ms);
+    } else {
+        op[0] = row->operand;
+        field_string(f, "operand", op);
+        field_number(f, "bytes", row->bytes);
+        field_number(f, "gbps", row->bytes / ms * 1e-6);
+        /* Nothing in the same process does what an extraction does. */
+        field_string(f, "baseline", "none");
+        field_number(f, "baseline_ms", NAN);
+        field_number(f, "speedup", NAN);
+    }
+    if (gemm && s->target > 0.0 && strcmp(row->kernel, "esmm") == 0 && !row->cached_b)
+        field_number(f, "target_speedup", s->target);
+    if (row->has_info)
+        write_info(f, row);
     field_number(f, "max_rel_error", row->max_error);
     field_number(f, "tolerance", s->tolerance > 0.0 ? s->tolerance : NAN);
     field_string(f, "reference", row->is_reference ? "self" : s->reference);
@@ -144,23 +237,114 @@ static void write_result(FILE *f, const bench_summary_t *s, const bench_row_t *r
     fputc('}', f);
 }
 
-void report_write_json(FILE *f, const bench_summary_t *s, const bench_row_t *rows, int count,
-                       const char *commit, const char *date)
+void report_json_begin(report_json_t *j, FILE *f, const char *device, const char *commit,
+                       const char *date)
 {
+    j->f = f;
+    j->results = 0;
     fputs("{\n  \"device\": ", f);
-    json_write_string(f, s->device);
+    json_write_string(f, device);
     fputs(",\n  \"commit\": ", f);
     json_write_string(f, commit);
     fputs(",\n  \"date\": ", f);
     json_write_string(f, date);
     fputs(",\n  \"esmm_version\": ", f);
     json_write_string(f, esmm_version());
-    fputs(",\n  \"results\": [\n", f);
+    fputs(",\n  \"results\": [", f);
+}
+
+void report_json_add(report_json_t *j, const bench_summary_t *s, const bench_row_t *rows,
+                     int count)
+{
     for (int i = 0; i < count; i++) {
-        write_result(f, s, &rows[i]);
-        fputs(i + 1 < count ? ",\n" : "\n", f);
+        fputs(j->results++ > 0 ? ",\n" : "\n", j->f);
+        write_result(j->f, s, &rows[i]);
     }
-    fputs("  ]\n}\n", f);
+}
+
+void report_json_end(report_json_t *j)
+{
+    fputs("\n  ]\n}\n", j->f);
+}
+
+void report_write_json(FILE *f, const bench_summary_t *s, const bench_row_t *rows, int count,
+                       const char *commit, const char *date)
+{
+    report_json_t j;
+    report_json_begin(&j, f, s->device, commit, date);
+    report_json_add(&j, s, rows, count);
+    report_json_end(&j);
+}
+
+static void format_ms(double ms, char *out, size_t cap)
+{
+    if (isfinite(ms))
+        snprintf(out, cap, "%.4f", ms);
+    else
+        snprintf(out, cap, "-");
+}
+
+static void format_ratio(double baseline_ms, double ms, char *out, size_t cap)
+{
+    if (isfinite(baseline_ms) && isfinite(ms))
+        snprintf(out, cap, "%.2f", baseline_ms / ms);
+    else
+        snprintf(out, cap, "-");
+}
+
+void report_print_sweep(FILE *f, const char *name, const char *baseline, const sweep_line_t *lines,
+                        int count)
+{
+    bool any_target = false, any_cached = false;
+    for (int i = 0; i < count; i++) {
+        any_target = any_target || lines[i].target > 0.0;
+        any_cached = any_cached || isfinite(lines[i].cached_ms);
+    }
+    fprintf(f, "\nsweep %s (medians; esmm end-to-end extracts both operands' patterns in every "
+               "call%s):\n",
+            name, any_cached ? ", cached B extracts B's once before timing" : "");
+    char baseline_ms[32];
+    snprintf(baseline_ms, sizeof baseline_ms, "%s ms", baseline);
+    fprintf(f, "%-28s %6s %10s %10s %6s", "case", "size", baseline_ms, "esmm ms", "x");
+    if (any_target)
+        fprintf(f, " %6s %4s", "target", "met");
+    if (any_cached)
+        fprintf(f, " %10s %6s", "cached ms", "x");
+    fprintf(f, "  %-7s %7s  %s\n", "path", "work", "check");
+    int met = 0, targets = 0;
+    for (int i = 0; i < count; i++) {
+        const sweep_line_t *l = &lines[i];
+        char base[24], esmm[24], ratio[24], cached[24], cached_ratio[24];
+        format_ms(l->baseline_ms, base, sizeof base);
+        format_ms(l->esmm_ms, esmm, sizeof esmm);
+        format_ratio(l->baseline_ms, l->esmm_ms, ratio, sizeof ratio);
+        format_ms(l->cached_ms, cached, sizeof cached);
+        format_ratio(l->baseline_ms, l->cached_ms, cached_ratio, sizeof cached_ratio);
+        fprintf(f, "%-28s %6" PRId64 " %10s %10s %6s", l->label, l->size, base, esmm, ratio);
+        if (any_target) {
+            char target[24] = "-";
+            const char *verdict = "-";
+            if (l->target > 0.0) {
+                bool ok = isfinite(l->baseline_ms) && isfinite(l->esmm_ms) &&
+                          l->baseline_ms / l->esmm_ms >= l->target;
+                snprintf(target, sizeof target, "%.2f", l->target);
+                verdict = ok ? "yes" : "NO";
+                targets++;
+                met += ok;
+            }
+            fprintf(f, " %6s %4s", target, verdict);
+        }
+        if (any_cached)
+            fprintf(f, " %10s %6s", cached, cached_ratio);
+        char work[24] = "-";
+        if (l->has_info)
+            snprintf(work, sizeof work, "%.1f%%", percent(l->info.work_fraction));
+        fprintf(f, "  %-7s %7s  %s\n", l->has_info ? report_path_name(l->info.path) : "-", work,
+                l->check);
+    }
+    if (targets > 0)
+        fprintf(f, "targets met: %d of %d (esmm end-to-end, x %s)\n", met, targets, baseline);
+    fflush(f);
 }
 
 void report_utc_now(char *out, size_t cap)

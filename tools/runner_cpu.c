@@ -9,23 +9,32 @@
 
 typedef struct {
     bench_runner_t base; /* first, so the runner pointer is this struct's */
-    bench_problem_t p;
     float *c;
 } cpu_runner_t;
 
-static int run_once(cpu_runner_t *r, const char *kernel, cli_error_t *err)
+static int cpu_launch(bench_runner_t *r, const bench_kernel_t *kernel, int64_t copy,
+                      cli_error_t *err)
 {
-    if (strcmp(kernel, "cublas") == 0)
-        return cli_error_set(err, "cublas: not available on the CPU backend");
-    esmm_status_t st = bench_run_library(&r->p, kernel, r->p.a, r->p.b, r->c);
+    if (!bench_kernel_is_library(kernel->name))
+        return cli_error_set(err, "%s: not available on the CPU backend", kernel->name);
+    esmm_status_t st = bench_runner_library(r, kernel, copy);
     if (st != ESMM_STATUS_SUCCESS)
-        return cli_error_set(err, "%s: %s", kernel, esmm_status_string(st));
+        return cli_error_set(err, "%s: %s", kernel->name, esmm_status_string(st));
     return 0;
 }
 
-static int cpu_run_checked(bench_runner_t *base, const char *kernel, float *out, cli_error_t *err)
+/* CPU calls return when they are done: nothing is ever pending. */
+static int cpu_wait(bench_runner_t *r, const char *what, cli_error_t *err)
 {
-    cpu_runner_t *r = (cpu_runner_t *)base;
+    (void)r;
+    (void)what;
+    (void)err;
+    return 0;
+}
+
+static int cpu_run_checked(bench_runner_t *r, const bench_kernel_t *kernel, float *out,
+                           cli_error_t *err)
+{
     size_t count = (size_t)(r->p.m * r->p.n);
     if (r->p.c0 != NULL) {
         memcpy(r->c, r->p.c0, count * sizeof *r->c);
@@ -33,7 +42,7 @@ static int cpu_run_checked(bench_runner_t *base, const char *kernel, float *out,
         for (size_t i = 0; i < count; i++)
             r->c[i] = NAN;
     }
-    if (run_once(r, kernel, err) != 0)
+    if (cpu_launch(r, kernel, 0, err) != 0)
         return -1;
     memcpy(out, r->c, count * sizeof *out);
     return 0;
@@ -46,16 +55,15 @@ static double now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-static int cpu_time_runs(bench_runner_t *base, const char *kernel, int64_t warmup, int64_t runs,
-                         double *ms, cli_error_t *err)
+static int cpu_time_runs(bench_runner_t *r, const bench_kernel_t *kernel, int64_t warmup,
+                         int64_t runs, double *ms, cli_error_t *err)
 {
-    cpu_runner_t *r = (cpu_runner_t *)base;
     for (int64_t i = 0; i < warmup; i++)
-        if (run_once(r, kernel, err) != 0)
+        if (cpu_launch(r, kernel, 0, err) != 0)
             return -1;
     for (int64_t i = 0; i < runs; i++) {
         double start = now_ms();
-        if (run_once(r, kernel, err) != 0)
+        if (cpu_launch(r, kernel, 0, err) != 0)
             return -1;
         ms[i] = now_ms() - start;
     }
@@ -65,6 +73,7 @@ static int cpu_time_runs(bench_runner_t *base, const char *kernel, int64_t warmu
 static void cpu_destroy(bench_runner_t *base)
 {
     cpu_runner_t *r = (cpu_runner_t *)base;
+    bench_runner_release_patterns(base);
     free(r->c);
     free(r);
 }
@@ -79,14 +88,21 @@ bench_runner_t *bench_runner_cpu_create(const bench_problem_t *p, cli_error_t *e
         cli_error_set(err, "out of host memory for C (%lld x %lld)", (long long)p->m, (long long)p->n);
         return NULL;
     }
-    r->p = *p;
     if (p->c0 != NULL)
         memcpy(r->c, p->c0, (size_t)(p->m * p->n) * sizeof *r->c);
-    r->base.run_checked = cpu_run_checked;
-    r->base.time_runs = cpu_time_runs;
-    r->base.destroy = cpu_destroy;
-    r->base.has_cublas = false;
-    r->base.copies = 1;
-    r->base.clock = "host wall clock (CLOCK_MONOTONIC)";
-    return &r->base;
+    bench_runner_t *b = &r->base;
+    b->p = *p;
+    b->a = p->a;
+    b->b = p->b;
+    b->c = r->c;
+    b->launch = cpu_launch;
+    b->wait = cpu_wait;
+    b->run_checked = cpu_run_checked;
+    b->time_runs = cpu_time_runs;
+    b->destroy = cpu_destroy;
+    b->has_cublas = false;
+    b->times_extraction = false;
+    b->copies = 1;
+    b->clock = "host wall clock (CLOCK_MONOTONIC)";
+    return b;
 }

@@ -1,7 +1,12 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runner.h"
 
@@ -14,17 +19,32 @@
 #define MAX_COPIES 4096
 /* Timed runs are queued in batches of this many event pairs. */
 #define EVENT_BATCH 128
+/* Columns of the matrix read between timed extractions to evict the L2. */
+#define FLUSH_COLUMNS 1024
+/* How long the stream is held while a batch of extractions is queued; a
+ * library call that waits for the device meanwhile is released after it. */
+#define GATE_TIMEOUT_SECONDS 0.2
+
+/* Holds the stream until the host has queued a whole batch, so the device
+ * runs it back to back and the events time the device, not host overhead. */
+typedef struct {
+    atomic_int open;
+    atomic_int timed_out;
+} stream_gate_t;
 
 typedef struct {
     bench_runner_t base; /* first, so the runner pointer is this struct's */
-    bench_problem_t p;
     cudaStream_t stream;
     cublasHandle_t cublas;
-    int64_t a_stride, b_stride, c_stride; /* floats per copy */
-    float *a, *b, *c;                     /* device: copies x stride each */
+    float *a, *b, *c; /* device: copies x stride each */
     int64_t next_copy;
     cudaEvent_t start[EVENT_BATCH], stop[EVENT_BATCH];
     int events_created;
+    size_t l2_bytes;      /* 0 when unknown */
+    bool flush_tried;
+    float *flush;         /* zeros read between timed extractions; NULL without one */
+    int64_t flush_rows;
+    stream_gate_t gate;
 } cuda_runner_t;
 
 static int64_t round_up(int64_t x, int64_t to)
@@ -37,14 +57,13 @@ static int cuda_fail(cli_error_t *err, const char *what, cudaError_t e)
     return cli_error_set(err, "%s: %s", what, cudaGetErrorString(e));
 }
 
-static int launch(cuda_runner_t *r, const char *kernel, int64_t copy, cli_error_t *err)
+static int cuda_launch(bench_runner_t *base, const bench_kernel_t *kernel, int64_t copy,
+                       cli_error_t *err)
 {
-    const float *a = r->a + copy * r->a_stride;
-    const float *b = r->b + copy * r->b_stride;
-    float *c = r->c + copy * r->c_stride;
-    const bench_problem_t *p = &r->p;
-    if (strcmp(kernel, "cublas") == 0) {
-        if (!r->base.has_cublas)
+    cuda_runner_t *r = (cuda_runner_t *)base;
+    const bench_problem_t *p = &base->p;
+    if (strcmp(kernel->name, "cublas") == 0) {
+        if (!base->has_cublas)
             return cli_error_set(err, "cublas: cuBLAS could not be initialised");
         /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: the
          * row-major buffers read as column-major are already the transposes. */
@@ -52,33 +71,36 @@ static int launch(cuda_runner_t *r, const char *kernel, int64_t copy, cli_error_
         int64_t ldb = p->transb == ESMM_OP_N ? p->n : p->k;
         cublasStatus_t cs = cublasSgemm_64(
             r->cublas, p->transb == ESMM_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T,
-            p->transa == ESMM_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, p->n, p->m, p->k, &p->alpha, b, ldb,
-            a, lda, &p->beta, c, p->n);
+            p->transa == ESMM_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, p->n, p->m, p->k, &p->alpha,
+            r->b + copy * base->b_stride, ldb, r->a + copy * base->a_stride, lda, &p->beta,
+            r->c + copy * base->c_stride, p->n);
         if (cs != CUBLAS_STATUS_SUCCESS)
             return cli_error_set(err, "cublas: %s", cublasGetStatusString(cs));
         return 0;
     }
-    esmm_status_t st = bench_run_library(p, kernel, a, b, c);
+    esmm_status_t st = bench_runner_library(base, kernel, copy);
     if (st != ESMM_STATUS_SUCCESS)
-        return cli_error_set(err, "%s: %s", kernel, esmm_status_string(st));
+        return cli_error_set(err, "%s: %s", kernel->name, esmm_status_string(st));
     return 0;
 }
 
 /* Waits for the stream and turns a pending (asynchronous) error into a message. */
-static int finish(cuda_runner_t *r, const char *kernel, cli_error_t *err)
+static int cuda_wait(bench_runner_t *base, const char *what, cli_error_t *err)
 {
+    cuda_runner_t *r = (cuda_runner_t *)base;
     cudaError_t e = cudaStreamSynchronize(r->stream);
     if (e == cudaSuccess)
         e = cudaGetLastError();
     if (e != cudaSuccess)
-        return cli_error_set(err, "%s: CUDA error: %s", kernel, cudaGetErrorString(e));
+        return cli_error_set(err, "%s: CUDA error: %s", what, cudaGetErrorString(e));
     return 0;
 }
 
-static int cuda_run_checked(bench_runner_t *base, const char *kernel, float *out, cli_error_t *err)
+static int cuda_run_checked(bench_runner_t *base, const bench_kernel_t *kernel, float *out,
+                            cli_error_t *err)
 {
     cuda_runner_t *r = (cuda_runner_t *)base;
-    const bench_problem_t *p = &r->p;
+    const bench_problem_t *p = &base->p;
     size_t c_bytes = (size_t)(p->m * p->n) * sizeof(float);
     /* All-ones bytes are a NaN: a kernel that leaves an element unwritten fails. */
     cudaError_t e = p->c0 != NULL
@@ -86,12 +108,12 @@ static int cuda_run_checked(bench_runner_t *base, const char *kernel, float *out
                         : cudaMemsetAsync(r->c, 0xff, c_bytes, r->stream);
     if (e != cudaSuccess)
         return cuda_fail(err, "preparing C", e);
-    if (launch(r, kernel, 0, err) != 0)
+    if (cuda_launch(base, kernel, 0, err) != 0)
         return -1;
     e = cudaMemcpyAsync(out, r->c, c_bytes, cudaMemcpyDeviceToHost, r->stream);
     if (e != cudaSuccess)
         return cuda_fail(err, "copying C back", e);
-    return finish(r, kernel, err);
+    return cuda_wait(base, kernel->name, err);
 }
 
 static int64_t take_copy(cuda_runner_t *r)
@@ -101,33 +123,164 @@ static int64_t take_copy(cuda_runner_t *r)
     return copy;
 }
 
-static int cuda_time_runs(bench_runner_t *base, const char *kernel, int64_t warmup, int64_t runs,
-                          double *ms, cli_error_t *err)
+static int read_events(cuda_runner_t *r, int64_t batch, double *ms, cli_error_t *err)
 {
-    cuda_runner_t *r = (cuda_runner_t *)base;
+    for (int64_t i = 0; i < batch; i++) {
+        float elapsed = 0.0f;
+        cudaError_t e = cudaEventElapsedTime(&elapsed, r->start[i], r->stop[i]);
+        if (e != cudaSuccess)
+            return cuda_fail(err, "reading the CUDA events", e);
+        ms[i] = elapsed;
+    }
+    return 0;
+}
+
+static int time_gemm(cuda_runner_t *r, const bench_kernel_t *kernel, int64_t warmup, int64_t runs,
+                     double *ms, cli_error_t *err)
+{
     for (int64_t i = 0; i < warmup; i++)
-        if (launch(r, kernel, take_copy(r), err) != 0)
+        if (cuda_launch(&r->base, kernel, take_copy(r), err) != 0)
             return -1;
     for (int64_t done = 0; done < runs;) {
         int64_t batch = runs - done < EVENT_BATCH ? runs - done : EVENT_BATCH;
         for (int64_t i = 0; i < batch; i++) {
             cudaEventRecord(r->start[i], r->stream);
-            if (launch(r, kernel, take_copy(r), err) != 0)
+            if (cuda_launch(&r->base, kernel, take_copy(r), err) != 0)
                 return -1;
             cudaEventRecord(r->stop[i], r->stream);
         }
-        if (finish(r, kernel, err) != 0)
+        if (cuda_wait(&r->base, kernel->name, err) != 0 || read_events(r, batch, ms + done, err) != 0)
             return -1;
-        for (int64_t i = 0; i < batch; i++) {
-            float elapsed = 0.0f;
-            cudaError_t e = cudaEventElapsedTime(&elapsed, r->start[i], r->stop[i]);
-            if (e != cudaSuccess)
-                return cuda_fail(err, "reading the CUDA events", e);
-            ms[done + i] = elapsed;
-        }
         done += batch;
     }
     return 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void CUDART_CB hold_until_open(void *data)
+{
+    stream_gate_t *gate = data;
+    double deadline = now_seconds() + GATE_TIMEOUT_SECONDS;
+    const struct timespec pause = {0, 10000};
+    while (!atomic_load(&gate->open)) {
+        if (now_seconds() > deadline) {
+            atomic_store(&gate->timed_out, 1);
+            return;
+        }
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* Reads the zero-filled flush matrix through an extraction, so the next
+ * timed extraction finds none of its operand in the L2 (reads leave no dirty
+ * lines to write back, unlike a memset). */
+static esmm_status_t flush_l2(cuda_runner_t *r, esmm_pattern_t *pattern)
+{
+    return esmm_pattern_extract_a(r->base.p.handle, ESMM_OP_N, r->flush_rows, FLUSH_COLUMNS,
+                                  r->flush, FLUSH_COLUMNS, pattern);
+}
+
+static void destroy_patterns(esmm_pattern_t *patterns, int64_t count)
+{
+    for (int64_t i = 0; i < count; i++)
+        esmm_pattern_destroy(patterns[i]);
+}
+
+/* Queues one batch of timed extractions behind the gate; patterns gets the
+ * timed and the flush patterns. Returns how many patterns it made, or
+ * -1 - that count (with err set) when a call failed. */
+static int64_t queue_extractions(cuda_runner_t *r, bench_operand_t operand, int64_t batch,
+                                 esmm_pattern_t *patterns, const char *name, cli_error_t *err)
+{
+    int64_t made = 0;
+    for (int64_t i = 0; i < batch; i++) {
+        esmm_status_t st = ESMM_STATUS_SUCCESS;
+        if (r->flush != NULL)
+            st = flush_l2(r, &patterns[made++]);
+        if (st == ESMM_STATUS_SUCCESS) {
+            cudaEventRecord(r->start[i], r->stream);
+            st = bench_runner_extract(&r->base, operand, take_copy(r), &patterns[made++]);
+            cudaEventRecord(r->stop[i], r->stream);
+        }
+        if (st != ESMM_STATUS_SUCCESS) {
+            cli_error_set(err, "%s: %s", name, esmm_status_string(st));
+            return -1 - made;
+        }
+    }
+    return made;
+}
+
+/* The flush matrix of the extraction rows: L2_MULTIPLE x L2 of zeros, made
+ * on first use. Without it (no L2 size, no memory) extraction times may start
+ * with a warm L2. */
+static void allocate_flush(cuda_runner_t *r)
+{
+    if (r->flush_tried || r->l2_bytes == 0)
+        return;
+    r->flush_tried = true;
+    r->flush_rows = (int64_t)(r->l2_bytes * L2_MULTIPLE / sizeof(float) / FLUSH_COLUMNS);
+    size_t bytes = (size_t)(r->flush_rows * FLUSH_COLUMNS) * sizeof(float);
+    if (cudaMalloc((void **)&r->flush, bytes) != cudaSuccess ||
+        cudaMemset(r->flush, 0, bytes) != cudaSuccess) {
+        cudaFree(r->flush);
+        r->flush = NULL;
+        cudaGetLastError();
+    }
+}
+
+static int time_extraction(cuda_runner_t *r, const bench_kernel_t *kernel, int64_t warmup,
+                           int64_t runs, double *ms, cli_error_t *err)
+{
+    bench_operand_t operand = bench_kernel_extracts(kernel->name);
+    esmm_pattern_t patterns[2 * EVENT_BATCH];
+    allocate_flush(r);
+    /* Warm-up makes the same calls unheld, so first-call setup never happens
+     * while a batch is held. */
+    for (int64_t i = 0; i < warmup; i++) {
+        esmm_pattern_t flushed = NULL, pattern = NULL;
+        esmm_status_t st = r->flush != NULL ? flush_l2(r, &flushed) : ESMM_STATUS_SUCCESS;
+        if (st == ESMM_STATUS_SUCCESS)
+            st = bench_runner_extract(&r->base, operand, take_copy(r), &pattern);
+        esmm_pattern_destroy(flushed);
+        esmm_pattern_destroy(pattern);
+        if (st != ESMM_STATUS_SUCCESS)
+            return cli_error_set(err, "%s: %s", kernel->name, esmm_status_string(st));
+    }
+    atomic_store(&r->gate.timed_out, 0);
+    for (int64_t done = 0; done < runs;) {
+        int64_t batch = runs - done < EVENT_BATCH ? runs - done : EVENT_BATCH;
+        memset(patterns, 0, sizeof patterns);
+        atomic_store(&r->gate.open, 0);
+        /* Without the gate the times may include host overhead; still valid. */
+        if (cudaLaunchHostFunc(r->stream, hold_until_open, &r->gate) != cudaSuccess)
+            cudaGetLastError();
+        int64_t made = queue_extractions(r, operand, batch, patterns, kernel->name, err);
+        atomic_store(&r->gate.open, 1);
+        int status = cuda_wait(&r->base, kernel->name, made < 0 ? NULL : err);
+        destroy_patterns(patterns, made < 0 ? -1 - made : made);
+        if (made < 0 || status != 0 || read_events(r, batch, ms + done, err) != 0)
+            return -1;
+        done += batch;
+    }
+    if (atomic_load(&r->gate.timed_out))
+        fprintf(stderr, "esmm bench: %s: the library waited for the device while runs were "
+                        "queued; these times include host overhead\n", kernel->name);
+    return 0;
+}
+
+static int cuda_time_runs(bench_runner_t *base, const bench_kernel_t *kernel, int64_t warmup,
+                          int64_t runs, double *ms, cli_error_t *err)
+{
+    cuda_runner_t *r = (cuda_runner_t *)base;
+    if (bench_kernel_extracts(kernel->name) != BENCH_OPERAND_NONE)
+        return time_extraction(r, kernel, warmup, runs, ms, err);
+    return time_gemm(r, kernel, warmup, runs, ms, err);
 }
 
 static void cuda_destroy(bench_runner_t *base)
@@ -135,6 +288,7 @@ static void cuda_destroy(bench_runner_t *base)
     cuda_runner_t *r = (cuda_runner_t *)base;
     if (r->stream != NULL)
         cudaStreamSynchronize(r->stream);
+    bench_runner_release_patterns(base);
     for (int i = 0; i < r->events_created; i++) {
         cudaEventDestroy(r->start[i]);
         cudaEventDestroy(r->stop[i]);
@@ -142,9 +296,10 @@ static void cuda_destroy(bench_runner_t *base)
     cudaFree(r->a);
     cudaFree(r->b);
     cudaFree(r->c);
-    if (r->base.has_cublas)
+    cudaFree(r->flush);
+    if (base->has_cublas)
         cublasDestroy(r->cublas);
-    esmm_set_stream(r->p.handle, NULL);
+    esmm_set_stream(base->p.handle, NULL);
     if (r->stream != NULL)
         cudaStreamDestroy(r->stream);
     free(r);
@@ -152,12 +307,11 @@ static void cuda_destroy(bench_runner_t *base)
 
 /* How many copies of the working set to cycle through: enough to exceed
  * L2_MULTIPLE x L2, as long as they fit in half the free device memory. */
-static int64_t choose_copies(int64_t working_set_bytes, esmm_handle_t handle)
+static int64_t choose_copies(int64_t working_set_bytes, size_t l2_bytes)
 {
-    esmm_device_info_t info;
-    if (esmm_get_device_info(handle, &info) != ESMM_STATUS_SUCCESS || info.l2_bytes == 0)
+    if (l2_bytes == 0)
         return 1;
-    int64_t target = (int64_t)info.l2_bytes * L2_MULTIPLE;
+    int64_t target = (int64_t)l2_bytes * L2_MULTIPLE;
     if (working_set_bytes >= target)
         return 1;
     int64_t copies = (target + working_set_bytes - 1) / working_set_bytes;
@@ -206,7 +360,8 @@ static int allocate_slab(float **slab, int64_t stride, int64_t copies, const cha
 
 static int setup(cuda_runner_t *r, cli_error_t *err)
 {
-    const bench_problem_t *p = &r->p;
+    bench_runner_t *base = &r->base;
+    const bench_problem_t *p = &base->p;
     cudaError_t e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess)
         return cuda_fail(err, "creating a CUDA stream", e);
@@ -225,30 +380,35 @@ static int setup(cuda_runner_t *r, cli_error_t *err)
     }
     /* cuBLAS FP32 as the baseline: default math mode, which never uses TF32
      * for cublasSgemm (TF32 needs CUBLAS_TF32_TENSOR_OP_MATH). */
-    r->base.has_cublas = cublasCreate(&r->cublas) == CUBLAS_STATUS_SUCCESS;
-    if (r->base.has_cublas) {
+    base->has_cublas = cublasCreate(&r->cublas) == CUBLAS_STATUS_SUCCESS;
+    if (base->has_cublas) {
         cublasMath_t mode = CUBLAS_TF32_TENSOR_OP_MATH;
         if (cublasSetStream(r->cublas, r->stream) != CUBLAS_STATUS_SUCCESS ||
             cublasSetMathMode(r->cublas, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS ||
             cublasGetMathMode(r->cublas, &mode) != CUBLAS_STATUS_SUCCESS ||
             mode != CUBLAS_DEFAULT_MATH) {
             cublasDestroy(r->cublas);
-            r->base.has_cublas = false;
+            base->has_cublas = false;
         }
     }
 
-    r->a_stride = round_up(p->m * p->k, COPY_ALIGN_FLOATS);
-    r->b_stride = round_up(p->k * p->n, COPY_ALIGN_FLOATS);
-    r->c_stride = round_up(p->m * p->n, COPY_ALIGN_FLOATS);
-    int64_t working_set = (r->a_stride + r->b_stride + r->c_stride) * (int64_t)sizeof(float);
-    r->base.copies = choose_copies(working_set, p->handle);
-    if (allocate_slab(&r->a, r->a_stride, r->base.copies, "A", err) != 0 ||
-        allocate_slab(&r->b, r->b_stride, r->base.copies, "B", err) != 0 ||
-        allocate_slab(&r->c, r->c_stride, r->base.copies, "C", err) != 0)
+    esmm_device_info_t info;
+    r->l2_bytes = esmm_get_device_info(p->handle, &info) == ESMM_STATUS_SUCCESS ? info.l2_bytes : 0;
+    base->a_stride = round_up(p->m * p->k, COPY_ALIGN_FLOATS);
+    base->b_stride = round_up(p->k * p->n, COPY_ALIGN_FLOATS);
+    base->c_stride = round_up(p->m * p->n, COPY_ALIGN_FLOATS);
+    int64_t working_set = (base->a_stride + base->b_stride + base->c_stride) * (int64_t)sizeof(float);
+    base->copies = choose_copies(working_set, r->l2_bytes);
+    if (allocate_slab(&r->a, base->a_stride, base->copies, "A", err) != 0 ||
+        allocate_slab(&r->b, base->b_stride, base->copies, "B", err) != 0 ||
+        allocate_slab(&r->c, base->c_stride, base->copies, "C", err) != 0)
         return -1;
-    if (fill_copies(r->a, p->a, p->m * p->k, r->a_stride, r->base.copies, "uploading A", err) != 0 ||
-        fill_copies(r->b, p->b, p->k * p->n, r->b_stride, r->base.copies, "uploading B", err) != 0 ||
-        fill_copies(r->c, p->c0, p->m * p->n, r->c_stride, r->base.copies, "uploading C", err) != 0)
+    base->a = r->a;
+    base->b = r->b;
+    base->c = r->c;
+    if (fill_copies(r->a, p->a, p->m * p->k, base->a_stride, base->copies, "uploading A", err) != 0 ||
+        fill_copies(r->b, p->b, p->k * p->n, base->b_stride, base->copies, "uploading B", err) != 0 ||
+        fill_copies(r->c, p->c0, p->m * p->n, base->c_stride, base->copies, "uploading C", err) != 0)
         return -1;
     return 0;
 }
@@ -260,15 +420,19 @@ bench_runner_t *bench_runner_cuda_create(const bench_problem_t *p, cli_error_t *
         cli_error_set(err, "out of host memory");
         return NULL;
     }
-    r->p = *p;
-    r->base.run_checked = cuda_run_checked;
-    r->base.time_runs = cuda_time_runs;
-    r->base.destroy = cuda_destroy;
-    r->base.copies = 1;
-    r->base.clock = "CUDA events";
+    bench_runner_t *base = &r->base;
+    base->p = *p;
+    base->launch = cuda_launch;
+    base->wait = cuda_wait;
+    base->run_checked = cuda_run_checked;
+    base->time_runs = cuda_time_runs;
+    base->destroy = cuda_destroy;
+    base->times_extraction = true;
+    base->copies = 1;
+    base->clock = "CUDA events";
     if (setup(r, err) != 0) {
-        cuda_destroy(&r->base);
+        cuda_destroy(base);
         return NULL;
     }
-    return &r->base;
+    return base;
 }

@@ -1,21 +1,28 @@
 /* The public API: argument checks, handle lifetime, backend choice. Every
  * check happens here, so backends only ever see valid problems. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api/handle.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/cuda_backend.h"
 #include "esmm.h"
+#include "plan/plan.h"
 
 #ifndef ESMM_VERSION_STRING
 #define ESMM_VERSION_STRING "0.0.0"
 #endif
 
-/* CPU-backend kernel names, in the order esmm_kernel_name lists them. */
+/* Kernels by name beyond the CUDA dense ladder: each backend's dense kernel
+ * (CPU) and its zero-skipping kernel in the three skip modes. Index i of each
+ * list skips by mode i (0: dense). */
 static const char *const cpu_kernel_names[] = {"cpu", "cpu-skip-a", "cpu-skip-b", "cpu-skip-joint"};
-#define CPU_KERNEL_COUNT ((int)(sizeof cpu_kernel_names / sizeof cpu_kernel_names[0]))
+static const char *const cuda_skip_names[] = {NULL, "sparse-a", "sparse-b", "sparse-joint"};
+#define CPU_KERNEL_COUNT 4
+#define CUDA_SKIP_COUNT 3
 
 const char *esmm_version(void)
 {
@@ -71,6 +78,9 @@ esmm_status_t esmm_destroy(esmm_handle_t handle)
     esmm_status_t st = ESMM_STATUS_SUCCESS;
     if (handle->backend == ESMM_BACKEND_CUDA)
         st = esmm_cuda_stream_synchronize(handle->stream);
+    esmm_workspace_release(handle);
+    esmm_cuda_event_destroy(handle->timer_start);
+    esmm_cuda_event_destroy(handle->timer_stop);
     free(handle);
     return st;
 }
@@ -109,15 +119,18 @@ int esmm_kernel_count(esmm_handle_t handle)
 {
     if (handle == NULL)
         return 0;
-    return handle->backend == ESMM_BACKEND_CUDA ? esmm_cuda_kernel_count() : CPU_KERNEL_COUNT;
+    return handle->backend == ESMM_BACKEND_CUDA ? esmm_cuda_kernel_count() + CUDA_SKIP_COUNT
+                                                : CPU_KERNEL_COUNT;
 }
 
 const char *esmm_kernel_name(esmm_handle_t handle, int index)
 {
     if (handle == NULL || index < 0 || index >= esmm_kernel_count(handle))
         return NULL;
-    return handle->backend == ESMM_BACKEND_CUDA ? esmm_cuda_kernel_name(index)
-                                                : cpu_kernel_names[index];
+    if (handle->backend == ESMM_BACKEND_CPU)
+        return cpu_kernel_names[index];
+    const int ladder = esmm_cuda_kernel_count();
+    return index < ladder ? esmm_cuda_kernel_name(index) : cuda_skip_names[index - ladder + 1];
 }
 
 esmm_status_t esmm_get_device_info(esmm_handle_t handle, esmm_device_info_t *info)
@@ -195,40 +208,144 @@ static esmm_status_t scale_only(esmm_handle_t handle, const esmm_gemm_problem_t 
     return ESMM_STATUS_SUCCESS;
 }
 
-/* Runs the CPU kernel `index` of cpu_kernel_names, extracting masks as needed. */
-static esmm_status_t run_cpu_kernel(int index, const esmm_gemm_problem_t *p)
+/* A monotonic-enough host clock for the CPU backend's extraction timing. */
+static double wall_ms(void)
 {
-    if (index == 0)
-        return esmm_cpu_sgemm(p);
-    esmm_skip_mode_t mode = (esmm_skip_mode_t)index;
-    esmm_pattern_t pa = {0}, pb = {0};
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* What a call asks for: the planner's choice, one dense kernel, or the
+ * zero-skipping kernel in a given mode. */
+typedef enum { RUN_PLANNED, RUN_DENSE, RUN_SKIP } run_kind_t;
+
+typedef struct {
+    run_kind_t kind;
+    int dense_index;     /* RUN_DENSE on CUDA: the ladder kernel */
+    esmm_skip_by_t skip; /* RUN_SKIP */
+    const char *name;
+} run_request_t;
+
+/* A pattern passed by the caller must describe this operand. */
+static int pattern_fits(esmm_handle_t handle, esmm_pattern_t pattern, int is_b,
+                        esmm_operation_t op, int64_t rows, int64_t k)
+{
+    return pattern == NULL || (pattern->backend == handle->backend && pattern->is_b == is_b &&
+                               pattern->op == op && pattern->rows == rows && pattern->k == k);
+}
+
+/* Masks for both operands: the caller's patterns, or extractions into the
+ * workspace (timed when the handle asks). */
+static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_t *p,
+                                  esmm_pattern_t pattern_a, esmm_pattern_t pattern_b,
+                                  const esmm_workspace_layout_t *layout,
+                                  esmm_strip_masks_t *a, esmm_strip_masks_t *b)
+{
+    uint8_t *ws = handle->workspace;
+    const int64_t kblocks = esmm_pattern_kblocks(p->k);
+    *a = pattern_a ? pattern_a->masks
+                   : (esmm_strip_masks_t){esmm_pattern_strips(p->m), kblocks,
+                                          ws + layout->a_bits, ws + layout->a_nonfinite};
+    *b = pattern_b ? pattern_b->masks
+                   : (esmm_strip_masks_t){esmm_pattern_strips(p->n), kblocks,
+                                          ws + layout->b_bits, ws + layout->b_nonfinite};
+    const int cuda = handle->backend == ESMM_BACKEND_CUDA;
+    double host_start = 0.0;
     esmm_status_t st = ESMM_STATUS_SUCCESS;
-    if (mode == ESMM_SKIP_A || mode == ESMM_SKIP_JOINT) {
-        st = esmm_pattern_alloc(&pa, p->m, p->k);
-        if (st == ESMM_STATUS_SUCCESS)
-            esmm_cpu_extract_a(p->op_a, p->a, p->lda, p->m, p->k, &pa);
+    if (handle->timing) {
+        if (cuda)
+            st = esmm_cuda_event_record(handle->timer_start, handle->stream);
+        else
+            host_start = wall_ms();
     }
-    if (st == ESMM_STATUS_SUCCESS && (mode == ESMM_SKIP_B || mode == ESMM_SKIP_JOINT)) {
-        st = esmm_pattern_alloc(&pb, p->n, p->k);
-        if (st == ESMM_STATUS_SUCCESS)
-            esmm_cpu_extract_b(p->op_b, p->b, p->ldb, p->k, p->n, &pb);
+    if (st == ESMM_STATUS_SUCCESS && pattern_a == NULL)
+        st = esmm_extract_masks(handle, 0, p->op_a, p->a, p->lda, p->m, p->k, a);
+    if (st == ESMM_STATUS_SUCCESS && pattern_b == NULL)
+        st = esmm_extract_masks(handle, 1, p->op_b, p->b, p->ldb, p->n, p->k, b);
+    if (st == ESMM_STATUS_SUCCESS && handle->timing) {
+        handle->last.timed = 1;
+        if (cuda)
+            st = esmm_cuda_event_record(handle->timer_stop, handle->stream);
+        else
+            handle->last.host_extraction_ms = wall_ms() - host_start;
     }
-    if (st == ESMM_STATUS_SUCCESS)
-        st = esmm_cpu_skip_sgemm(p, mode, pa.bits ? &pa : NULL, pb.bits ? &pb : NULL);
-    esmm_pattern_free(&pa);
-    esmm_pattern_free(&pb);
     return st;
 }
 
-static esmm_status_t run_kernel(esmm_handle_t handle, int index, const esmm_gemm_problem_t *p)
+/* The masked paths: extraction, plan, and the kernel(s). */
+static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t *p,
+                                const run_request_t *request, esmm_pattern_t pattern_a,
+                                esmm_pattern_t pattern_b)
 {
+    const int cuda = handle->backend == ESMM_BACKEND_CUDA;
+    const esmm_workspace_layout_t layout = esmm_workspace_layout(p->m, p->n, p->k);
+    esmm_status_t st = esmm_workspace_reserve(handle, layout.total);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    esmm_strip_masks_t a, b;
+    st = gather_masks(handle, p, pattern_a, pattern_b, &layout, &a, &b);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    const esmm_skip_by_t skip = request->kind == RUN_SKIP ? request->skip : ESMM_SKIP_BY_BOTH;
+    esmm_last_call_t *last = &handle->last;
+    last->planned = 1;
+    last->path = ESMM_PATH_SPARSE;
+    last->kernel = request->name;
+    if (cuda) {
+        const esmm_masks_t masks = {a.bits, a.nonfinite, b.bits, b.nonfinite};
+        esmm_plan_stats_t *stats = (esmm_plan_stats_t *)((uint8_t *)handle->workspace +
+                                                         layout.stats);
+        last->device_stats = stats;
+        st = esmm_cuda_plan(&masks, p->m, p->n, p->k, skip, stats, handle->stream);
+        if (st != ESMM_STATUS_SUCCESS)
+            return st;
+        if (request->kind == RUN_SKIP)
+            return esmm_cuda_run_skip(p, &masks, skip, NULL, handle->stream);
+        /* Both kernels are queued; the plan on the device lets one run. */
+        st = esmm_cuda_run_skip(p, &masks, skip, stats, handle->stream);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_cuda_run_dense_gated(p, stats, handle->stream);
+        return st;
+    }
+    esmm_plan_count(&a, &b, p->k, skip, &last->host_stats);
+    if (request->kind == RUN_PLANNED &&
+        !esmm_plan_selects_sparse(&last->host_stats, p->m, p->n, p->k)) {
+        last->path = ESMM_PATH_DENSE;
+        last->kernel = cpu_kernel_names[0];
+        return esmm_cpu_sgemm(p);
+    }
+    last->kernel = cpu_kernel_names[skip];
+    return esmm_cpu_skip_sgemm(p, (esmm_skip_mode_t)skip, &a, &b);
+}
+
+static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t *p,
+                                 const run_request_t *request, esmm_pattern_t pattern_a,
+                                 esmm_pattern_t pattern_b)
+{
+    esmm_last_call_t *last = &handle->last;
+    *last = (esmm_last_call_t){ESMM_PATH_NONE, NULL, p->m, p->n, p->k, 0, 0, NULL, {0, 0, 0}, 0.0};
     if (p->m == 0 || p->n == 0)
         return ESMM_STATUS_SUCCESS;
     if (p->k == 0 || p->alpha == 0.0f)
         return scale_only(handle, p);
-    if (handle->backend == ESMM_BACKEND_CUDA)
+    const int cuda = handle->backend == ESMM_BACKEND_CUDA;
+    /* The skipping kernel lists k as int. */
+    const int maskable = !cuda || p->k <= INT32_MAX - 8;
+    if (request->kind == RUN_SKIP && !maskable)
+        return ESMM_STATUS_NOT_SUPPORTED;
+    if (request->kind == RUN_DENSE || !maskable) {
+        last->path = ESMM_PATH_DENSE;
+        if (!cuda) {
+            last->kernel = cpu_kernel_names[0];
+            return esmm_cpu_sgemm(p);
+        }
+        const int index =
+            request->kind == RUN_DENSE ? request->dense_index : esmm_cuda_kernel_count() - 1;
+        last->kernel = esmm_cuda_kernel_name(index);
         return esmm_cuda_run_kernel(index, p, handle->stream);
-    return run_cpu_kernel(index, p);
+    }
+    return run_masked(handle, p, request, pattern_a, pattern_b);
 }
 
 esmm_status_t esmm_sgemm(esmm_handle_t handle, esmm_operation_t op_a, esmm_operation_t op_b,
@@ -236,14 +353,48 @@ esmm_status_t esmm_sgemm(esmm_handle_t handle, esmm_operation_t op_a, esmm_opera
                          int64_t lda, const float *B, int64_t ldb, const float *beta, float *C,
                          int64_t ldc)
 {
+    return esmm_sgemm_patterns(handle, op_a, op_b, m, n, k, alpha, A, lda, NULL, B, ldb, NULL,
+                               beta, C, ldc);
+}
+
+esmm_status_t esmm_sgemm_patterns(esmm_handle_t handle, esmm_operation_t op_a,
+                                  esmm_operation_t op_b, int64_t m, int64_t n, int64_t k,
+                                  const float *alpha, const float *A, int64_t lda,
+                                  esmm_pattern_t pattern_a, const float *B, int64_t ldb,
+                                  esmm_pattern_t pattern_b, const float *beta, float *C,
+                                  int64_t ldc)
+{
     esmm_gemm_problem_t p;
     esmm_status_t st = check_gemm(handle, op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C,
                                   ldc, &p);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
-    /* The dense path: the top of the CUDA ladder, or the CPU blocked GEMM. */
-    int index = handle->backend == ESMM_BACKEND_CUDA ? esmm_cuda_kernel_count() - 1 : 0;
-    return run_kernel(handle, index, &p);
+    if (!pattern_fits(handle, pattern_a, 0, op_a, m, k) ||
+        !pattern_fits(handle, pattern_b, 1, op_b, n, k))
+        return ESMM_STATUS_INVALID_VALUE;
+    const run_request_t request = {RUN_PLANNED, 0, ESMM_SKIP_BY_BOTH, NULL};
+    return run_request(handle, &p, &request, pattern_a, pattern_b);
+}
+
+/* The request a kernel name stands for on the handle's backend. */
+static int find_kernel(esmm_handle_t handle, const char *kernel, run_request_t *request)
+{
+    if (handle->backend == ESMM_BACKEND_CUDA) {
+        const int index = esmm_cuda_kernel_find(kernel);
+        if (index >= 0) {
+            *request = (run_request_t){RUN_DENSE, index, ESMM_SKIP_BY_BOTH, NULL};
+            return 1;
+        }
+    }
+    const char *const *names =
+        handle->backend == ESMM_BACKEND_CUDA ? cuda_skip_names : cpu_kernel_names;
+    for (int i = 0; i < 4; i++)
+        if (names[i] != NULL && strcmp(kernel, names[i]) == 0) {
+            *request = (run_request_t){i == 0 ? RUN_DENSE : RUN_SKIP, 0, (esmm_skip_by_t)i,
+                                       names[i]};
+            return 1;
+        }
+    return 0;
 }
 
 esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel, esmm_operation_t op_a,
@@ -256,17 +407,8 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel, esmm_o
                                   ldc, &p);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
-    if (kernel == NULL)
+    run_request_t request;
+    if (kernel == NULL || !find_kernel(handle, kernel, &request))
         return ESMM_STATUS_INVALID_VALUE;
-    int index = -1;
-    if (handle->backend == ESMM_BACKEND_CUDA) {
-        index = esmm_cuda_kernel_find(kernel);
-    } else {
-        for (int i = 0; i < CPU_KERNEL_COUNT; i++)
-            if (strcmp(kernel, cpu_kernel_names[i]) == 0)
-                index = i;
-    }
-    if (index < 0)
-        return ESMM_STATUS_INVALID_VALUE;
-    return run_kernel(handle, index, &p);
+    return run_request(handle, &p, &request, NULL, NULL);
 }

@@ -1,13 +1,62 @@
-/* What a handle holds. */
+/* What a handle and a pattern hold, and the API's internal helpers. */
 #ifndef ESMM_HANDLE_H
 #define ESMM_HANDLE_H
 
+#include <stddef.h>
+
+#include "cuda/cuda_backend.h"
 #include "esmm.h"
+#include "patterns/pattern_layout.h"
+
+/* What the last product on a handle did, for esmm_get_last_info. */
+typedef struct {
+    esmm_path_t path;
+    const char *kernel;     /* the kernel, or NULL when the plan decides on the device */
+    int64_t m, n, k;
+    int planned;            /* stats describe this call */
+    int timed;              /* timer events bracket its extractions */
+    const esmm_plan_stats_t *device_stats; /* CUDA: in the workspace */
+    esmm_plan_stats_t host_stats;          /* CPU: filled directly */
+    double host_extraction_ms;                  /* CPU: extraction time when timed */
+} esmm_last_call_t;
 
 struct esmm_context {
     esmm_backend_t backend; /* ESMM_BACKEND_CPU or ESMM_BACKEND_CUDA */
     int device;             /* CUDA device ordinal the handle was created on */
     void *stream;           /* cudaStream_t; NULL is the legacy default stream */
+    void *workspace;        /* device memory on CUDA, host memory on CPU */
+    size_t workspace_bytes;
+    int workspace_lent;     /* set by esmm_set_workspace: not ours to free */
+    int timing;             /* esmm_set_timing */
+    void *timer_start, *timer_stop; /* cudaEvent_t, created on first use */
+    esmm_last_call_t last;
 };
+
+/* The pattern of one operand (public esmm_pattern_t). */
+struct esmm_operand_pattern {
+    esmm_backend_t backend;
+    int is_b;
+    esmm_operation_t op;
+    int64_t rows, k; /* rows = m for A, n for B */
+    esmm_strip_masks_t masks; /* device memory on CUDA, host memory on CPU */
+};
+
+/* Where each piece of a product's workspace lives (byte offsets). */
+typedef struct {
+    size_t stats, a_bits, a_nonfinite, b_bits, b_nonfinite, total;
+} esmm_workspace_layout_t;
+
+esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k);
+
+/* Makes the handle's workspace at least `bytes` long (allocating, and on CUDA
+ * synchronising the device, only when it grows). */
+esmm_status_t esmm_workspace_reserve(esmm_handle_t handle, size_t bytes);
+void esmm_workspace_release(esmm_handle_t handle);
+
+/* Extracts op(A) (is_b = 0: rows = m) or op(B) (is_b = 1: rows = n) masks into
+ * `masks` (buffers already sized) on the handle's backend. */
+esmm_status_t esmm_extract_masks(esmm_handle_t handle, int is_b, esmm_operation_t op,
+                                 const float *x, int64_t ld, int64_t rows, int64_t k,
+                                 esmm_strip_masks_t *masks);
 
 #endif

@@ -27,7 +27,7 @@ esmm_status_t esmm_cpu_sgemm(const esmm_gemm_problem_t *p);
  * contribute nothing. pa must describe op(A) (m x k) for SKIP_A/SKIP_JOINT,
  * pb op(B) (k x n) for SKIP_B/SKIP_JOINT; the other may be NULL. */
 esmm_status_t esmm_cpu_skip_sgemm(const esmm_gemm_problem_t *p, esmm_skip_mode_t mode,
-                                  const esmm_pattern_t *pa, const esmm_pattern_t *pb);
+                                  const esmm_strip_masks_t *pa, const esmm_strip_masks_t *pb);
 
 /* Float64 reference: out[i * ldo + j] = alpha * sum_k op(A)(i,k) * op(B)(k,j)
  * + beta * C(i,j) in double (beta == 0 ignores C; k == 0 or alpha == 0 gives
@@ -35,15 +35,15 @@ esmm_status_t esmm_cpu_skip_sgemm(const esmm_gemm_problem_t *p, esmm_skip_mode_t
 void esmm_cpu_reference_gemm(const esmm_gemm_problem_t *p, double *out, int64_t ldo);
 
 /* Pattern extraction into the layout of patterns/pattern_layout.h. The
- * esmm_pattern_t must have bits/nonfinite buffers of strips * kblocks bytes. */
+ * esmm_strip_masks_t must have bits/nonfinite buffers of strips * kblocks bytes. */
 void esmm_cpu_extract_a(esmm_operation_t op, const float *a, int64_t lda, int64_t m, int64_t k,
-                        esmm_pattern_t *out);
+                        esmm_strip_masks_t *out);
 void esmm_cpu_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_t k, int64_t n,
-                        esmm_pattern_t *out);
+                        esmm_strip_masks_t *out);
 
 /* Allocates the buffers of a pattern for `rows` strips-rows and k; free with
- * esmm_pattern_free. Returns ESMM_STATUS_ALLOC_FAILED on failure. */
-esmm_status_t esmm_pattern_alloc(esmm_pattern_t *pattern, int64_t rows, int64_t k);
-void esmm_pattern_free(esmm_pattern_t *pattern);
+ * esmm_strip_masks_free. Returns ESMM_STATUS_ALLOC_FAILED on failure. */
+esmm_status_t esmm_strip_masks_alloc(esmm_strip_masks_t *pattern, int64_t rows, int64_t k);
+void esmm_strip_masks_free(esmm_strip_masks_t *pattern);
 
 #endif

@@ -23,7 +23,7 @@ static int worth_parallel(int64_t rows, int64_t k)
 /* Stored rows x k: one strip of 32 stored rows fills one row of bytes, so
  * strips run in parallel without sharing a byte. */
 static void extract_strip_major(const float *x, int64_t ld, int64_t rows, int64_t k,
-                                esmm_pattern_t *out)
+                                esmm_strip_masks_t *out)
 {
     const int64_t strips = esmm_pattern_strips(rows), kblocks = esmm_pattern_kblocks(k);
 #pragma omp parallel for schedule(static) if (worth_parallel(rows, k))
@@ -53,7 +53,7 @@ static void extract_strip_major(const float *x, int64_t ld, int64_t rows, int64_
 /* Stored k x rows: 8 stored rows make one column of bytes (one per strip),
  * so K blocks run in parallel without sharing a byte. */
 static void extract_k_major(const float *x, int64_t ld, int64_t rows, int64_t k,
-                            esmm_pattern_t *out)
+                            esmm_strip_masks_t *out)
 {
     const int64_t strips = esmm_pattern_strips(rows), kblocks = esmm_pattern_kblocks(k);
 #pragma omp parallel for schedule(static) if (worth_parallel(rows, k))
@@ -83,7 +83,7 @@ static void extract_k_major(const float *x, int64_t ld, int64_t rows, int64_t k,
 }
 
 void esmm_cpu_extract_a(esmm_operation_t op, const float *a, int64_t lda, int64_t m, int64_t k,
-                        esmm_pattern_t *out)
+                        esmm_strip_masks_t *out)
 {
     if (op == ESMM_OP_N)
         extract_strip_major(a, lda, m, k, out);
@@ -92,7 +92,7 @@ void esmm_cpu_extract_a(esmm_operation_t op, const float *a, int64_t lda, int64_
 }
 
 void esmm_cpu_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_t k, int64_t n,
-                        esmm_pattern_t *out)
+                        esmm_strip_masks_t *out)
 {
     if (op == ESMM_OP_T)
         extract_strip_major(b, ldb, n, k, out);
@@ -100,7 +100,7 @@ void esmm_cpu_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_
         extract_k_major(b, ldb, n, k, out);
 }
 
-esmm_status_t esmm_pattern_alloc(esmm_pattern_t *pattern, int64_t rows, int64_t k)
+esmm_status_t esmm_strip_masks_alloc(esmm_strip_masks_t *pattern, int64_t rows, int64_t k)
 {
     if (pattern == NULL || rows < 0 || k < 0)
         return ESMM_STATUS_INVALID_VALUE;
@@ -115,7 +115,7 @@ esmm_status_t esmm_pattern_alloc(esmm_pattern_t *pattern, int64_t rows, int64_t 
     pattern->bits = calloc(bytes, 1);
     pattern->nonfinite = calloc(bytes, 1);
     if (pattern->bits == NULL || pattern->nonfinite == NULL) {
-        esmm_pattern_free(pattern);
+        esmm_strip_masks_free(pattern);
         return ESMM_STATUS_ALLOC_FAILED;
     }
     pattern->strips = strips;
@@ -123,7 +123,7 @@ esmm_status_t esmm_pattern_alloc(esmm_pattern_t *pattern, int64_t rows, int64_t 
     return ESMM_STATUS_SUCCESS;
 }
 
-void esmm_pattern_free(esmm_pattern_t *pattern)
+void esmm_strip_masks_free(esmm_strip_masks_t *pattern)
 {
     if (pattern == NULL)
         return;

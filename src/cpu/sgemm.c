@@ -164,7 +164,7 @@ static int64_t panel_floats(int64_t strips, int64_t k)
     return strips * TILE * k;
 }
 
-static int pattern_fits(const esmm_pattern_t *pattern, int64_t rows, int64_t k)
+static int pattern_fits(const esmm_strip_masks_t *pattern, int64_t rows, int64_t k)
 {
     return pattern != NULL && pattern->bits != NULL &&
            pattern->strips == esmm_pattern_strips(rows) &&
@@ -172,7 +172,7 @@ static int pattern_fits(const esmm_pattern_t *pattern, int64_t rows, int64_t k)
 }
 
 static esmm_status_t run_gemm(const esmm_gemm_problem_t *p, esmm_skip_mode_t mode,
-                              const esmm_pattern_t *pa, const esmm_pattern_t *pb)
+                              const esmm_strip_masks_t *pa, const esmm_strip_masks_t *pb)
 {
     int use_a = mode == ESMM_SKIP_A || mode == ESMM_SKIP_JOINT;
     int use_b = mode == ESMM_SKIP_B || mode == ESMM_SKIP_JOINT;
@@ -261,7 +261,7 @@ esmm_status_t esmm_cpu_sgemm(const esmm_gemm_problem_t *p)
 }
 
 esmm_status_t esmm_cpu_skip_sgemm(const esmm_gemm_problem_t *p, esmm_skip_mode_t mode,
-                                  const esmm_pattern_t *pa, const esmm_pattern_t *pb)
+                                  const esmm_strip_masks_t *pa, const esmm_strip_masks_t *pb)
 {
     return run_gemm(p, mode, pa, pb);
 }

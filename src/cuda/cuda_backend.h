@@ -29,6 +29,70 @@ esmm_status_t esmm_cuda_run_kernel(int index, const esmm_gemm_problem_t *p, void
 esmm_status_t esmm_cuda_scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc,
                                 void *stream);
 
+/* Pattern extraction on the device into the layout of
+ * patterns/pattern_layout.h: bits and nonfinite each hold
+ * strips * kblocks bytes (device memory). One pass over the operand; nothing
+ * is allocated and nothing waits for the host. */
+esmm_status_t esmm_cuda_extract_a(esmm_operation_t op, const float *a, int64_t lda, int64_t m,
+                                  int64_t k, uint8_t *bits, uint8_t *nonfinite, void *stream);
+esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_t k,
+                                  int64_t n, uint8_t *bits, uint8_t *nonfinite, void *stream);
+
+/* The masks of both operands of one product (device pointers; layout of
+ * patterns/pattern_layout.h; strips_a = ceil(m/32), strips_b = ceil(n/32)). */
+typedef struct {
+    const uint8_t *a_bits, *a_nonfinite;
+    const uint8_t *b_bits, *b_nonfinite;
+} esmm_masks_t;
+
+/* Which masks the zero-skipping kernel skips by. */
+typedef enum {
+    ESMM_SKIP_BY_A = 1,
+    ESMM_SKIP_BY_B = 2,
+    ESMM_SKIP_BY_BOTH = 3
+} esmm_skip_by_t;
+
+/* Written on the device by esmm_cuda_plan; the host reads it only in
+ * esmm_get_last_info. work counts the (strip of A, strip of B, k) triples
+ * whose product the masks do not prove zero, out of
+ * ceil(m/32) * ceil(n/32) * k. */
+typedef struct {
+    unsigned long long work;
+    unsigned long long bits_a, bits_b; /* set mask bits of each operand */
+} esmm_plan_stats_t;
+
+/* The planner's rule, shared by the device gate and the host report: the
+ * zero-skipping kernel runs when at most this fraction of the work remains. */
+#define ESMM_SPARSE_WORK_NUMERATOR 6ULL
+#define ESMM_SPARSE_WORK_DENOMINATOR 10ULL
+
+/* Fills *stats (device memory) from the masks. */
+esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, int64_t k,
+                             esmm_skip_by_t skip, esmm_plan_stats_t *stats, void *stream);
+
+/* The zero-skipping product. With gate != NULL it runs only if the plan in
+ * *gate selects it; esmm_cuda_run_dense_gated runs the dense kernel only if it
+ * does not, so both can be queued without the host reading the plan. */
+esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p, const esmm_masks_t *masks,
+                                 esmm_skip_by_t skip, const esmm_plan_stats_t *gate,
+                                 void *stream);
+esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
+                                        const esmm_plan_stats_t *gate, void *stream);
+
+/* Device memory and events for the API layer (cudaEvent_t as void *). */
+esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes);
+void esmm_cuda_free(void *ptr);
+/* Copies device memory to the host after the stream's earlier work; waits. */
+esmm_status_t esmm_cuda_copy_to_host(void *dst, const void *src, size_t bytes, void *stream);
+esmm_status_t esmm_cuda_event_create(void **event);
+void esmm_cuda_event_destroy(void *event);
+esmm_status_t esmm_cuda_event_record(void *event, void *stream);
+/* Milliseconds between two recorded events; waits for the second. */
+esmm_status_t esmm_cuda_event_elapsed(void *start, void *stop, double *ms);
+
+/* Waits for the whole device (pattern statistics only). */
+esmm_status_t esmm_cuda_device_synchronize(void);
+
 /* Waits for the stream (handle teardown only). */
 esmm_status_t esmm_cuda_stream_synchronize(void *stream);
 

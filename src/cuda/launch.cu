@@ -5,7 +5,10 @@
 #include <cuda_runtime.h>
 
 #include "cuda/dense/ladder.cuh"
+#include "cuda/patterns/extract_pattern.cuh"
 #include "cuda/scale_c.cuh"
+#include "cuda/sparse/plan.cuh"
+#include "cuda/sparse/skip_gemm.cuh"
 
 extern "C" {
 #include "cuda/cuda_backend.h"
@@ -112,6 +115,28 @@ extern "C" esmm_status_t esmm_cuda_scale_c(int64_t m, int64_t n, float beta, flo
     return status_from(launch_scale_c(m, n, beta, c, ldc, static_cast<cudaStream_t>(stream)));
 }
 
+// op(A) is m x k: stored m x k (strips of stored rows) for N, k x m for T.
+extern "C" esmm_status_t esmm_cuda_extract_a(esmm_operation_t op, const float *a, int64_t lda,
+                                             int64_t m, int64_t k, uint8_t *bits,
+                                             uint8_t *nonfinite, void *stream)
+{
+    const bool n = op == ESMM_OP_N;
+    return status_from(launch_extract_pattern(
+        n ? pattern_strips::of_stored_rows : pattern_strips::of_stored_cols, a, lda, n ? m : k,
+        n ? k : m, bits, nonfinite, static_cast<cudaStream_t>(stream)));
+}
+
+// op(B) is k x n: stored k x n (strips of stored columns) for N, n x k for T.
+extern "C" esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b, int64_t ldb,
+                                             int64_t k, int64_t n, uint8_t *bits,
+                                             uint8_t *nonfinite, void *stream)
+{
+    const bool t = op == ESMM_OP_T;
+    return status_from(launch_extract_pattern(
+        t ? pattern_strips::of_stored_rows : pattern_strips::of_stored_cols, b, ldb, t ? n : k,
+        t ? k : n, bits, nonfinite, static_cast<cudaStream_t>(stream)));
+}
+
 extern "C" esmm_status_t esmm_cuda_stream_synchronize(void *stream)
 {
     return status_from(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
@@ -120,4 +145,86 @@ extern "C" esmm_status_t esmm_cuda_stream_synchronize(void *stream)
 extern "C" const char *esmm_cuda_build_architectures(void)
 {
     return ESMM_CUDA_ARCHITECTURES;
+}
+
+extern "C" esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n,
+                                        int64_t k, esmm_skip_by_t skip,
+                                        esmm_plan_stats_t *stats, void *stream)
+{
+    return status_from(launch_plan(*masks, m, n, k, skip, stats, static_cast<cudaStream_t>(stream)));
+}
+
+extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,
+                                            const esmm_masks_t *masks, esmm_skip_by_t skip,
+                                            const esmm_plan_stats_t *gate, void *stream)
+{
+    return status_from(
+        launch_skip_gemm(*p, *masks, skip, gate, static_cast<cudaStream_t>(stream)));
+}
+
+extern "C" esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
+                                                   const esmm_plan_stats_t *gate, void *stream)
+{
+    return status_from(launch_pipelined_gated(*p, gate, static_cast<cudaStream_t>(stream)));
+}
+
+extern "C" esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes)
+{
+    const cudaError_t err = cudaMalloc(ptr, bytes);
+    if (err != cudaSuccess) {
+        *ptr = nullptr;
+        cudaGetLastError(); // a failed allocation is not sticky; clear it
+    }
+    return status_from(err);
+}
+
+extern "C" void esmm_cuda_free(void *ptr)
+{
+    cudaFree(ptr);
+}
+
+extern "C" esmm_status_t esmm_cuda_copy_to_host(void *dst, const void *src, size_t bytes,
+                                                void *stream)
+{
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    cudaError_t err = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    return status_from(err);
+}
+
+extern "C" esmm_status_t esmm_cuda_event_create(void **event)
+{
+    cudaEvent_t e = nullptr;
+    const cudaError_t err = cudaEventCreate(&e);
+    *event = e;
+    return status_from(err);
+}
+
+extern "C" void esmm_cuda_event_destroy(void *event)
+{
+    if (event != nullptr)
+        cudaEventDestroy(static_cast<cudaEvent_t>(event));
+}
+
+extern "C" esmm_status_t esmm_cuda_event_record(void *event, void *stream)
+{
+    return status_from(
+        cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
+}
+
+extern "C" esmm_status_t esmm_cuda_event_elapsed(void *start, void *stop, double *ms)
+{
+    cudaError_t err = cudaEventSynchronize(static_cast<cudaEvent_t>(stop));
+    float elapsed = 0.0f;
+    if (err == cudaSuccess)
+        err = cudaEventElapsedTime(&elapsed, static_cast<cudaEvent_t>(start),
+                                   static_cast<cudaEvent_t>(stop));
+    *ms = elapsed;
+    return status_from(err);
+}
+
+extern "C" esmm_status_t esmm_cuda_device_synchronize(void)
+{
+    return status_from(cudaDeviceSynchronize());
 }

@@ -30,7 +30,7 @@ typedef struct {
     int64_t kblocks;    /* ceil(k / 8) */
     uint8_t *bits;      /* strips * kblocks bytes */
     uint8_t *nonfinite; /* strips * kblocks bytes */
-} esmm_pattern_t;
+} esmm_strip_masks_t;
 
 static inline int64_t esmm_pattern_strips(int64_t rows)
 {

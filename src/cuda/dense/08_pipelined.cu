@@ -12,13 +12,18 @@
 
 #include "cuda/dense/ladder.cuh"
 #include "cuda/dense/pipelined_tile.cuh"
+#include "cuda/sparse/plan_gate.cuh"
 
 namespace {
 
 template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
 __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
-    pipelined_kernel(esmm_gemm_problem_t p)
+    pipelined_kernel(esmm_gemm_problem_t p, const esmm_plan_stats_t *gate)
 {
+    // Queued beside the zero-skipping kernel: the plan on the device decides
+    // which of the two runs.
+    if (gate != nullptr && plan_selects_sparse(gate, p.m, p.n, p.k))
+        return;
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;
     float *b_smem = smem + cfg::STAGES * cfg::STAGE_FLOATS;
@@ -73,71 +78,39 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
 // ones in 4 stages for every layout (TN 0.95x against 0.89x cuBLAS).
 using config = pipelined_config<32, 3>;
 
-template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
-cudaError_t launch_layouts(const esmm_gemm_problem_t &p, cudaStream_t stream)
-{
-    using cfg = config;
-    auto kernel = pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C>;
-    const int smem_bytes = cfg::SMEM_BYTES;
-    cudaError_t err =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
-    if (err != cudaSuccess)
-        return err;
-    const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
-    if (tiles > 0x7fffffff)
-        return cudaErrorInvalidConfiguration;
-    kernel<<<(unsigned)tiles, cfg::THREADS, smem_bytes, stream>>>(p);
-    return cudaGetLastError();
-}
+// Launches the kernel for the layouts dispatch_layouts picks.
+struct pipelined_launch {
+    const esmm_plan_stats_t *gate;
+    cudaStream_t stream;
 
-// The copy layout of an operand: along k when op(X)'s k runs along X's rows,
-// else 16-byte copies when X allows them.
-tile_layout layout_of(bool k_contig, const float *x, int64_t ld)
-{
-    if (k_contig)
-        return tile_layout::K_CONTIG;
-    return ld % 4 == 0 && (uintptr_t)x % 16 == 0 ? tile_layout::MN_VECTOR
-                                                 : tile_layout::MN_SCALAR;
-}
-
-template <tile_layout A_LAYOUT>
-cudaError_t launch_with_a(tile_layout b, const esmm_gemm_problem_t &p, cudaStream_t stream)
-{
-    switch (b) {
-    case tile_layout::K_CONTIG:
-        return launch_layouts<A_LAYOUT, tile_layout::K_CONTIG, false>(p, stream);
-    case tile_layout::MN_VECTOR:
-        return launch_layouts<A_LAYOUT, tile_layout::MN_VECTOR, false>(p, stream);
-    case tile_layout::MN_SCALAR:
-        return launch_layouts<A_LAYOUT, tile_layout::MN_SCALAR, false>(p, stream);
+    template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
+    cudaError_t run(const esmm_gemm_problem_t &p)
+    {
+        using cfg = config;
+        auto kernel = pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C>;
+        const int smem_bytes = cfg::SMEM_BYTES;
+        cudaError_t err = cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+        if (err != cudaSuccess)
+            return err;
+        const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
+        if (tiles > 0x7fffffff)
+            return cudaErrorInvalidConfiguration;
+        kernel<<<(unsigned)tiles, cfg::THREADS, smem_bytes, stream>>>(p, gate);
+        return cudaGetLastError();
     }
-    return cudaErrorInvalidValue;
-}
+};
 
 } // namespace
 
 cudaError_t launch_pipelined(const esmm_gemm_problem_t &p, cudaStream_t stream)
 {
-    // op(A) = A (N): A's rows run along k. op(B) = B^T (T): B's rows run along k.
-    const tile_layout a = layout_of(p.op_a == ESMM_OP_N, p.a, p.lda);
-    const tile_layout b = layout_of(p.op_b == ESMM_OP_T, p.b, p.ldb);
-    if (a == tile_layout::K_CONTIG && b != tile_layout::K_CONTIG) {
-        // The kernel is fastest with the transposed operand in B's place
-        // (measured: TT 0.97x against NN 0.89x cuBLAS), so compute
-        // C^T = op(B)^T op(A)^T and store it transposed. Each product sees the
-        // same operands in the same k order: the result is bit-identical.
-        esmm_gemm_problem_t t = p;
-        t.m = p.n, t.n = p.m;
-        t.a = p.b, t.lda = p.ldb;
-        t.b = p.a, t.ldb = p.lda;
-        return b == tile_layout::MN_VECTOR
-                   ? launch_layouts<tile_layout::MN_VECTOR, tile_layout::K_CONTIG, true>(t, stream)
-                   : launch_layouts<tile_layout::MN_SCALAR, tile_layout::K_CONTIG, true>(t, stream);
-    }
-    switch (a) {
-    case tile_layout::K_CONTIG: return launch_with_a<tile_layout::K_CONTIG>(b, p, stream);
-    case tile_layout::MN_VECTOR: return launch_with_a<tile_layout::MN_VECTOR>(b, p, stream);
-    case tile_layout::MN_SCALAR: return launch_with_a<tile_layout::MN_SCALAR>(b, p, stream);
-    }
-    return cudaErrorInvalidValue;
+    return launch_pipelined_gated(p, nullptr, stream);
+}
+
+cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
+                                   cudaStream_t stream)
+{
+    pipelined_launch launch = {gate, stream};
+    return dispatch_layouts(p, launch);
 }

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
+#include "cuda/cuda_backend.h"
 #include "gemm_problem.h"
 }
 
@@ -20,3 +21,8 @@ cudaError_t launch_blocktile_2d(const esmm_gemm_problem_t &p, cudaStream_t strea
 cudaError_t launch_vectorized(const esmm_gemm_problem_t &p, cudaStream_t stream);
 cudaError_t launch_warptile(const esmm_gemm_problem_t &p, cudaStream_t stream);
 cudaError_t launch_pipelined(const esmm_gemm_problem_t &p, cudaStream_t stream);
+
+// The top kernel queued beside the zero-skipping one: it runs only when the
+// plan in *gate (device memory) does not select skipping; gate == NULL always runs.
+cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
+                                   cudaStream_t stream);

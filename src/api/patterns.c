@@ -1,0 +1,152 @@
+/* Operand patterns: extraction on the handle's backend, and pattern objects
+ * that let a caller extract a static operand's masks once. */
+#include <stdlib.h>
+
+#include "api/handle.h"
+#include "cpu/cpu_backend.h"
+
+esmm_status_t esmm_extract_masks(esmm_handle_t handle, int is_b, esmm_operation_t op,
+                                 const float *x, int64_t ld, int64_t rows, int64_t k,
+                                 esmm_strip_masks_t *masks)
+{
+    if (handle->backend == ESMM_BACKEND_CUDA)
+        return is_b ? esmm_cuda_extract_b(op, x, ld, k, rows, masks->bits, masks->nonfinite,
+                                          handle->stream)
+                    : esmm_cuda_extract_a(op, x, ld, rows, k, masks->bits, masks->nonfinite,
+                                          handle->stream);
+    if (is_b)
+        esmm_cpu_extract_b(op, x, ld, k, rows, masks);
+    else
+        esmm_cpu_extract_a(op, x, ld, rows, k, masks);
+    return ESMM_STATUS_SUCCESS;
+}
+
+/* The checks esmm_sgemm makes of one operand: op(X) has `rows` strip-wise
+ * rows (m for A, n for B) and k. */
+static esmm_status_t check_operand(int is_b, esmm_operation_t op, int64_t rows, int64_t k,
+                                   const float *x, int64_t ld)
+{
+    if (op != ESMM_OP_N && op != ESMM_OP_T)
+        return ESMM_STATUS_INVALID_VALUE;
+    if (rows < 0 || k < 0)
+        return ESMM_STATUS_INVALID_VALUE;
+    /* A is stored m x k for N; B is stored k x n for N. */
+    const int k_along_rows = is_b ? op == ESMM_OP_T : op == ESMM_OP_N;
+    const int64_t stored_cols = k_along_rows ? k : rows;
+    const int64_t stored_rows = k_along_rows ? rows : k;
+    if (ld < (stored_cols > 1 ? stored_cols : 1))
+        return ESMM_STATUS_INVALID_VALUE;
+    if (stored_rows > 0 && ld > INT64_MAX / stored_rows)
+        return ESMM_STATUS_INVALID_VALUE;
+    if (rows > 0 && k > 0 && x == NULL)
+        return ESMM_STATUS_INVALID_VALUE;
+    return ESMM_STATUS_SUCCESS;
+}
+
+static void free_masks(esmm_backend_t backend, esmm_strip_masks_t *masks)
+{
+    if (backend == ESMM_BACKEND_CUDA)
+        esmm_cuda_free(masks->bits); /* one allocation holds both arrays */
+    else
+        esmm_strip_masks_free(masks);
+}
+
+static esmm_status_t extract_pattern(esmm_handle_t handle, int is_b, esmm_operation_t op,
+                                     int64_t rows, int64_t k, const float *x, int64_t ld,
+                                     esmm_pattern_t *pattern)
+{
+    if (pattern == NULL)
+        return ESMM_STATUS_INVALID_VALUE;
+    *pattern = NULL;
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    esmm_status_t st = check_operand(is_b, op, rows, k, x, ld);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    struct esmm_operand_pattern *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return ESMM_STATUS_ALLOC_FAILED;
+    p->backend = handle->backend;
+    p->is_b = is_b;
+    p->op = op;
+    p->rows = rows;
+    p->k = k;
+    if (handle->backend == ESMM_BACKEND_CUDA) {
+        p->masks.strips = esmm_pattern_strips(rows);
+        p->masks.kblocks = esmm_pattern_kblocks(k);
+        const size_t bytes = (size_t)(p->masks.strips * p->masks.kblocks);
+        void *memory = NULL;
+        st = esmm_cuda_malloc(&memory, 2 * bytes + 1);
+        p->masks.bits = memory;
+        p->masks.nonfinite = (uint8_t *)memory + bytes;
+    } else {
+        st = esmm_strip_masks_alloc(&p->masks, rows, k);
+    }
+    if (st == ESMM_STATUS_SUCCESS && rows > 0 && k > 0)
+        st = esmm_extract_masks(handle, is_b, op, x, ld, rows, k, &p->masks);
+    if (st != ESMM_STATUS_SUCCESS) {
+        free_masks(p->backend, &p->masks);
+        free(p);
+        return st;
+    }
+    *pattern = p;
+    return ESMM_STATUS_SUCCESS;
+}
+
+esmm_status_t esmm_pattern_extract_a(esmm_handle_t handle, esmm_operation_t op_a, int64_t m,
+                                     int64_t k, const float *A, int64_t lda,
+                                     esmm_pattern_t *pattern)
+{
+    return extract_pattern(handle, 0, op_a, m, k, A, lda, pattern);
+}
+
+esmm_status_t esmm_pattern_extract_b(esmm_handle_t handle, esmm_operation_t op_b, int64_t k,
+                                     int64_t n, const float *B, int64_t ldb,
+                                     esmm_pattern_t *pattern)
+{
+    return extract_pattern(handle, 1, op_b, n, k, B, ldb, pattern);
+}
+
+esmm_status_t esmm_pattern_density(esmm_pattern_t pattern, double *density)
+{
+    if (pattern == NULL || density == NULL)
+        return ESMM_STATUS_INVALID_VALUE;
+    const size_t bytes = (size_t)(pattern->masks.strips * pattern->masks.kblocks);
+    *density = 0.0;
+    if (bytes == 0 || pattern->k == 0)
+        return ESMM_STATUS_SUCCESS;
+    const uint8_t *bits = pattern->masks.bits;
+    uint8_t *copy = NULL;
+    if (pattern->backend == ESMM_BACKEND_CUDA) {
+        copy = malloc(bytes);
+        if (copy == NULL)
+            return ESMM_STATUS_ALLOC_FAILED;
+        /* The extraction ran on some stream of the creating handle: wait for
+         * the whole device rather than depend on that stream still existing. */
+        esmm_status_t st = esmm_cuda_device_synchronize();
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_cuda_copy_to_host(copy, bits, bytes, NULL);
+        if (st != ESMM_STATUS_SUCCESS) {
+            free(copy);
+            return st;
+        }
+        bits = copy;
+    }
+    unsigned long long set = 0;
+    for (size_t i = 0; i < bytes; i++)
+        for (unsigned b = bits[i]; b; b &= b - 1)
+            set++;
+    free(copy);
+    *density = (double)set / ((double)pattern->masks.strips * (double)pattern->k);
+    return ESMM_STATUS_SUCCESS;
+}
+
+esmm_status_t esmm_pattern_destroy(esmm_pattern_t pattern)
+{
+    if (pattern == NULL)
+        return ESMM_STATUS_SUCCESS;
+    /* cudaFree waits for the device, so no product still reads the masks. */
+    free_masks(pattern->backend, &pattern->masks);
+    free(pattern);
+    return ESMM_STATUS_SUCCESS;
+}

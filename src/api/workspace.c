@@ -1,0 +1,157 @@
+/* The handle's workspace, the last call's report and the extraction timer. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "api/handle.h"
+#include "plan/plan.h"
+
+static size_t align_up(size_t x)
+{
+    return (x + 255) & ~(size_t)255;
+}
+
+esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k)
+{
+    esmm_workspace_layout_t layout = {0, 0, 0, 0, 0, SIZE_MAX};
+    const int64_t kblocks = esmm_pattern_kblocks(k);
+    const int64_t strips_a = esmm_pattern_strips(m), strips_b = esmm_pattern_strips(n);
+    if (kblocks > 0 && (strips_a > (int64_t)(SIZE_MAX / 8) / kblocks ||
+                        strips_b > (int64_t)(SIZE_MAX / 8) / kblocks))
+        return layout; /* cannot be allocated: SIZE_MAX makes the reservation fail */
+    const size_t a = align_up((size_t)(strips_a * kblocks));
+    const size_t b = align_up((size_t)(strips_b * kblocks));
+    layout.stats = 0;
+    layout.a_bits = align_up(sizeof(esmm_plan_stats_t));
+    layout.a_nonfinite = layout.a_bits + a;
+    layout.b_bits = layout.a_nonfinite + a;
+    layout.b_nonfinite = layout.b_bits + b;
+    layout.total = layout.b_nonfinite + b;
+    return layout;
+}
+
+size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k)
+{
+    if (m < 0 || n < 0 || k < 0)
+        return 0;
+    return esmm_workspace_layout(m, n, k).total;
+}
+
+void esmm_workspace_release(esmm_handle_t handle)
+{
+    if (!handle->workspace_lent && handle->workspace != NULL) {
+        if (handle->backend == ESMM_BACKEND_CUDA)
+            esmm_cuda_free(handle->workspace); /* waits for work that may use it */
+        else
+            free(handle->workspace);
+    }
+    handle->workspace = NULL;
+    handle->workspace_bytes = 0;
+    handle->workspace_lent = 0;
+    handle->last.planned = 0;
+}
+
+esmm_status_t esmm_workspace_reserve(esmm_handle_t handle, size_t bytes)
+{
+    if (bytes <= handle->workspace_bytes)
+        return ESMM_STATUS_SUCCESS;
+    if (handle->workspace_lent)
+        return ESMM_STATUS_INVALID_VALUE; /* the caller's workspace is too small */
+    if (bytes == SIZE_MAX)
+        return ESMM_STATUS_ALLOC_FAILED;
+    esmm_workspace_release(handle);
+    void *memory = NULL;
+    if (handle->backend == ESMM_BACKEND_CUDA) {
+        esmm_status_t st = esmm_cuda_malloc(&memory, bytes);
+        if (st != ESMM_STATUS_SUCCESS)
+            return st;
+    } else {
+        memory = malloc(bytes);
+        if (memory == NULL)
+            return ESMM_STATUS_ALLOC_FAILED;
+    }
+    handle->workspace = memory;
+    handle->workspace_bytes = bytes;
+    return ESMM_STATUS_SUCCESS;
+}
+
+esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t bytes)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (workspace == NULL && bytes != 0)
+        return ESMM_STATUS_INVALID_VALUE;
+    esmm_workspace_release(handle);
+    if (workspace != NULL) {
+        handle->workspace = workspace;
+        handle->workspace_bytes = bytes;
+        handle->workspace_lent = 1;
+    }
+    return ESMM_STATUS_SUCCESS;
+}
+
+esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (enable && handle->backend == ESMM_BACKEND_CUDA && handle->timer_start == NULL) {
+        esmm_status_t st = esmm_cuda_event_create(&handle->timer_start);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_cuda_event_create(&handle->timer_stop);
+        if (st != ESMM_STATUS_SUCCESS) {
+            esmm_cuda_event_destroy(handle->timer_start);
+            handle->timer_start = NULL;
+            return st;
+        }
+    }
+    handle->timing = enable != 0;
+    return ESMM_STATUS_SUCCESS;
+}
+
+static double fraction(unsigned long long part, unsigned long long whole)
+{
+    return whole == 0 ? 0.0 : (double)part / (double)whole;
+}
+
+esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (info == NULL)
+        return ESMM_STATUS_INVALID_VALUE;
+    const esmm_last_call_t *last = &handle->last;
+    info->path = last->path;
+    info->kernel = last->kernel;
+    info->density_a = info->density_b = -1.0;
+    info->work_fraction = last->path == ESMM_PATH_NONE ? 0.0 : 1.0;
+    info->extraction_ms = -1.0;
+    if (!last->planned)
+        return ESMM_STATUS_SUCCESS;
+    esmm_plan_stats_t stats = last->host_stats;
+    if (handle->backend == ESMM_BACKEND_CUDA) {
+        esmm_status_t st = esmm_cuda_copy_to_host(&stats, last->device_stats, sizeof stats,
+                                                  handle->stream);
+        if (st != ESMM_STATUS_SUCCESS)
+            return st;
+        if (last->timed) {
+            st = esmm_cuda_event_elapsed(handle->timer_start, handle->timer_stop,
+                                         &info->extraction_ms);
+            if (st != ESMM_STATUS_SUCCESS)
+                return st;
+        }
+    } else if (last->timed) {
+        info->extraction_ms = last->host_extraction_ms;
+    }
+    const unsigned long long k = (unsigned long long)last->k;
+    info->density_a = fraction(stats.bits_a, (unsigned long long)esmm_pattern_strips(last->m) * k);
+    info->density_b = fraction(stats.bits_b, (unsigned long long)esmm_pattern_strips(last->n) * k);
+    info->work_fraction = fraction(stats.work, esmm_plan_total(last->m, last->n, last->k));
+    if (last->kernel == NULL) {
+        /* The device chose between the two queued kernels by this rule. */
+        const int sparse = esmm_plan_selects_sparse(&stats, last->m, last->n, last->k);
+        info->path = sparse ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
+        info->kernel = sparse ? "sparse-joint" : "pipelined";
+    }
+    if (info->path == ESMM_PATH_DENSE)
+        info->work_fraction = 1.0; /* the dense kernel runs all of it */
+    return ESMM_STATUS_SUCCESS;
+}

@@ -1,0 +1,220 @@
+// Pattern extraction (patterns/pattern_layout.h): one pass over a stored
+// operand, every byte of bits[] and nonfinite[] written exactly once, so the
+// caller never clears them.
+//
+// A warp owns a 32 x 128 tile of the stored matrix. Lane l reads stored
+// columns 4l .. 4l+3 of each of the tile's 32 rows, one float4 per row where
+// rows are 16-byte aligned, so each row of the tile is one coalesced 512-byte
+// read. What the warp makes of the tile depends on which way the strips run:
+//  - strips of stored rows: the tile is one strip by 16 K blocks. Each lane
+//    folds its 4 columns down the 32 rows into a nibble; lane pairs join their
+//    nibbles into the byte of one K block.
+//  - strips of stored columns: the tile is 4 K blocks by 4 strips. Each lane
+//    keeps one bit per row for its 4 columns; the 8 lanes of a strip OR their
+//    words, whose 4 bytes are the strip's 4 K blocks.
+//
+// Values are judged by their bits with the sign cleared: nonzero when not 0
+// (so -0.0 is zero), nonfinite when at least the bits of +Inf (Inf and NaN).
+// That magnitude is monotonic in both tests, so a maximum folds any number
+// of values into one word without losing either answer.
+#include <climits>
+
+#include "cuda/patterns/extract_pattern.cuh"
+
+extern "C" {
+#include "patterns/pattern_layout.h"
+}
+
+namespace {
+
+constexpr int WARP = 32;
+constexpr int TILE_ROWS = 32;
+constexpr int LANE_COLS = 4; // one float4
+constexpr int TILE_COLS = WARP * LANE_COLS;
+constexpr int WARPS_PER_BLOCK = 8;
+constexpr int THREADS = WARPS_PER_BLOCK * WARP;
+constexpr int ROWS_IN_FLIGHT = 16; // rows loaded before any of them is folded
+constexpr int MIN_BLOCKS_PER_SM = 2;
+constexpr unsigned ALL_LANES = 0xffffffffu;
+constexpr uint32_t MAGNITUDE_MASK = 0x7fffffffu;
+constexpr uint32_t INF_BITS = 0x7f800000u;
+
+static_assert(TILE_ROWS == ESMM_PATTERN_STRIP, "a tile is one strip of stored rows");
+static_assert(2 * LANE_COLS == ESMM_PATTERN_BK, "two lanes' nibbles make one K-block byte");
+static_assert(TILE_COLS % ESMM_PATTERN_STRIP == 0 && ESMM_PATTERN_STRIP % LANE_COLS == 0,
+              "a tile holds whole strips of stored columns");
+static_assert(TILE_ROWS == 4 * ESMM_PATTERN_BK, "a row-bit word holds 4 K-block bytes");
+static_assert(TILE_ROWS % ROWS_IN_FLIGHT == 0, "rows are loaded in whole batches");
+
+__device__ __forceinline__ uint4 magnitudes(uint4 v)
+{
+    return make_uint4(v.x & MAGNITUDE_MASK, v.y & MAGNITUDE_MASK, v.z & MAGNITUDE_MASK,
+                      v.w & MAGNITUDE_MASK);
+}
+
+// This lane's 4 columns of one row (row points at the first): one float4, or
+// 4 floats of which those past the matrix (cols of them are in it) read as 0.
+template <bool VECTOR>
+__device__ __forceinline__ uint4 load_row(const float *row, int64_t cols)
+{
+    if constexpr (VECTOR) {
+        return __ldg(reinterpret_cast<const uint4 *>(row));
+    } else {
+        uint32_t e[LANE_COLS];
+#pragma unroll
+        for (int c = 0; c < LANE_COLS; ++c)
+            e[c] = c < cols ? __float_as_uint(__ldg(row + c)) : 0u;
+        return make_uint4(e[0], e[1], e[2], e[3]);
+    }
+}
+
+// Calls fold(r, magnitudes of this lane's columns in row r) for the tile's 32
+// rows, columns past the matrix reading as zero. Rows past the matrix repeat
+// its last row: the row pointer stops there instead of the loads being
+// predicated, so every load of a batch is unconditional and the whole batch
+// is loaded, all in flight together, before any of it is folded.
+template <bool VECTOR, typename Fold>
+__device__ __forceinline__ void fold_tile_rows(const float *row, int64_t ld, int rows,
+                                               int64_t cols, Fold fold)
+{
+#pragma unroll
+    for (int r0 = 0; r0 < TILE_ROWS; r0 += ROWS_IN_FLIGHT) {
+        uint4 v[ROWS_IN_FLIGHT];
+#pragma unroll
+        for (int i = 0; i < ROWS_IN_FLIGHT; ++i) {
+            v[i] = load_row<VECTOR>(row, cols);
+            row += r0 + i + 1 < rows ? ld : 0;
+        }
+#pragma unroll
+        for (int i = 0; i < ROWS_IN_FLIGHT; ++i)
+            fold(r0 + i, magnitudes(v[i]));
+    }
+}
+
+// fold_tile_rows over this lane's columns, with float4 loads where they allow.
+template <typename Fold>
+__device__ __forceinline__ void fold_tile(const float *tile, int64_t ld, int rows,
+                                          int64_t lane_col, int64_t cols, bool vector_rows,
+                                          Fold fold)
+{
+    const float *first = tile + lane_col;
+    if (vector_rows && lane_col + LANE_COLS <= cols)
+        fold_tile_rows<true>(first, ld, rows, LANE_COLS, fold);
+    else
+        fold_tile_rows<false>(first, ld, rows, cols - lane_col, fold);
+}
+
+__device__ __forceinline__ uint32_t max4(uint4 v)
+{
+    return max(max(v.x, v.y), max(v.z, v.w));
+}
+
+struct extract_args {
+    const float *x;
+    int64_t ld, rows, cols; // the stored matrix
+    bool vector_rows;       // x and ld keep every row 16-byte aligned
+    int64_t tiles_across, tiles;
+    int64_t strips, kblocks;
+    uint8_t *bits, *nonfinite;
+};
+
+template <pattern_strips STRIPS>
+__global__ __launch_bounds__(THREADS, MIN_BLOCKS_PER_SM) void extract_pattern_kernel(
+    const extract_args a)
+{
+    const int64_t tile = (int64_t)blockIdx.x * WARPS_PER_BLOCK + threadIdx.x / WARP;
+    if (tile >= a.tiles)
+        return; // the whole warp: the shuffles below see only full warps
+    const int lane = threadIdx.x % WARP;
+    const int64_t tile_row = tile / a.tiles_across, tile_col = tile % a.tiles_across;
+    const int64_t row0 = tile_row * TILE_ROWS;
+    const int64_t col = tile_col * TILE_COLS + lane * LANE_COLS;
+    const int tile_rows = (int)min(a.rows - row0, (int64_t)TILE_ROWS);
+    const float *tile_start = a.x + row0 * a.ld;
+
+    if constexpr (STRIPS == pattern_strips::of_stored_rows) {
+        // A repeated last row changes no maximum.
+        uint4 column_max = make_uint4(0, 0, 0, 0);
+        fold_tile(tile_start, a.ld, tile_rows, col, a.cols, a.vector_rows, [&](int, uint4 m) {
+            column_max = make_uint4(max(column_max.x, m.x), max(column_max.y, m.y),
+                                    max(column_max.z, m.z), max(column_max.w, m.w));
+        });
+        const uint32_t c[LANE_COLS] = {column_max.x, column_max.y, column_max.z, column_max.w};
+        uint32_t nibbles = 0; // nonzero in bits 0-3, nonfinite in bits 4-7
+#pragma unroll
+        for (int i = 0; i < LANE_COLS; ++i)
+            nibbles |= (uint32_t)(c[i] != 0) << i | (uint32_t)(c[i] >= INF_BITS) << (i + 4);
+        const uint32_t partner = __shfl_xor_sync(ALL_LANES, nibbles, 1);
+        const bool low = lane % 2 == 0;
+        const uint32_t lo = low ? nibbles : partner, hi = low ? partner : nibbles;
+        // The even lane of a pair writes the nonzero byte, the odd one the nonfinite byte.
+        const int64_t kb = tile_col * (TILE_COLS / ESMM_PATTERN_BK) + lane / 2;
+        if (kb < a.kblocks) {
+            const int64_t at = tile_row * a.kblocks + kb;
+            if (low)
+                a.bits[at] = (uint8_t)((lo & 0xfu) | (hi & 0xfu) << 4);
+            else
+                a.nonfinite[at] = (uint8_t)(lo >> 4 | (hi & 0xf0u));
+        }
+    } else {
+        uint32_t nonzero_rows = 0, nonfinite_rows = 0; // bit r: row r of the tile
+        fold_tile(tile_start, a.ld, tile_rows, col, a.cols, a.vector_rows, [&](int r, uint4 m) {
+            const uint32_t row_max = max4(m);
+            nonzero_rows |= (uint32_t)(row_max != 0) << r;
+            nonfinite_rows |= (uint32_t)(row_max >= INF_BITS) << r;
+        });
+        // Repeats of the last row stand for rows past the matrix: clear their bits.
+        const uint32_t rows_in = tile_rows == TILE_ROWS ? ~0u : (1u << tile_rows) - 1;
+        nonzero_rows &= rows_in;
+        nonfinite_rows &= rows_in;
+        constexpr int strip_lanes = ESMM_PATTERN_STRIP / LANE_COLS;
+#pragma unroll
+        for (int offset = 1; offset < strip_lanes; offset *= 2) {
+            nonzero_rows |= __shfl_xor_sync(ALL_LANES, nonzero_rows, offset);
+            nonfinite_rows |= __shfl_xor_sync(ALL_LANES, nonfinite_rows, offset);
+        }
+        // Lanes 0-3 of a strip write its nonzero bytes, lanes 4-7 its nonfinite bytes.
+        constexpr int row_bytes = TILE_ROWS / ESMM_PATTERN_BK;
+        const int lane_in_strip = lane % strip_lanes;
+        const int byte = lane_in_strip % row_bytes;
+        const int64_t strip = tile_col * (TILE_COLS / ESMM_PATTERN_STRIP) + lane / strip_lanes;
+        const int64_t kb = tile_row * row_bytes + byte;
+        if (strip < a.strips && kb < a.kblocks) {
+            const bool want_nonzero = lane_in_strip < row_bytes;
+            uint8_t *out = want_nonzero ? a.bits : a.nonfinite;
+            const uint32_t word = want_nonzero ? nonzero_rows : nonfinite_rows;
+            out[strip * a.kblocks + kb] = (uint8_t)(word >> (ESMM_PATTERN_BK * byte));
+        }
+    }
+}
+
+} // namespace
+
+cudaError_t launch_extract_pattern(pattern_strips strips, const float *x, int64_t ld,
+                                   int64_t rows, int64_t cols, uint8_t *bits,
+                                   uint8_t *nonfinite, cudaStream_t stream)
+{
+    if (rows < 0 || cols < 0 || ld < (cols > 1 ? cols : 1))
+        return cudaErrorInvalidValue;
+    if (rows == 0 || cols == 0)
+        return cudaSuccess;
+    if (x == nullptr || bits == nullptr || nonfinite == nullptr)
+        return cudaErrorInvalidValue;
+    const int64_t tiles_down = (rows + TILE_ROWS - 1) / TILE_ROWS;
+    const int64_t tiles_across = (cols + TILE_COLS - 1) / TILE_COLS;
+    const int64_t tiles = tiles_down * tiles_across;
+    const int64_t blocks = (tiles + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+    if (blocks > INT_MAX)
+        return cudaErrorInvalidConfiguration;
+    const bool by_rows = strips == pattern_strips::of_stored_rows;
+    const extract_args args = {
+        x, ld, rows, cols,
+        reinterpret_cast<uintptr_t>(x) % sizeof(float4) == 0 && ld % LANE_COLS == 0,
+        tiles_across, tiles,
+        esmm_pattern_strips(by_rows ? rows : cols), esmm_pattern_kblocks(by_rows ? cols : rows),
+        bits, nonfinite};
+    const auto kernel = by_rows ? extract_pattern_kernel<pattern_strips::of_stored_rows>
+                                : extract_pattern_kernel<pattern_strips::of_stored_cols>;
+    kernel<<<(unsigned)blocks, THREADS, 0, stream>>>(args);
+    return cudaGetLastError();
+}

@@ -1,0 +1,10 @@
+#pragma once
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "cuda/cuda_backend.h"
+}
+
+cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t k,
+                        esmm_skip_by_t skip, esmm_plan_stats_t *stats, cudaStream_t stream);
