@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with a GPU: build for it, run the whole test suite (GPU tests
-# included), then the dense-ladder benchmark and the top kernel under all four
-# op combinations. Everything is logged under $OUT.
+# included), then the dense-ladder benchmark, the top kernel under all four op
+# combinations, and the zero-skipping sweeps (the target table and speedup
+# against density). Everything is logged under $OUT.
 #   OUT=dir scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -10,21 +11,21 @@ BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 status=0
 
-nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || true
+nvidia-smi >"$OUT/build.log" 2>&1 || true
 # The device copy of the tree may have no .git: pass ESMM_COMMIT from outside.
 export ESMM_COMMIT=${ESMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
 { cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DESMM_PTXAS_VERBOSE=ON &&
-  cmake --build "$BUILD" -j "$(nproc)"; } >"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  cmake --build "$BUILD" -j "$(nproc)"; } >>"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 grep -E "spill|registers" "$OUT/build.log" | sort | uniq -c | sort -rn | head -5
 
 (cd "$BUILD" && ctest --output-on-failure -j 4) >"$OUT/test.log" 2>&1 || status=1
 grep -E "tests passed|tests failed|Failed|\*\*\*" "$OUT/test.log"
 
 esmm="$BUILD/tools/esmm"
-"$esmm" info | tee "$OUT/info.txt"
+"$esmm" info | tee "$OUT/bench.log"
 "$esmm" bench --kernel all --size 4096 --reference cpu --json "$OUT/h100-ladder.json" \
-  >"$OUT/bench.log" 2>&1 || status=1
+  >>"$OUT/bench.log" 2>&1 || status=1
 tail -14 "$OUT/bench.log"
 for ops in "N T" "T N" "T T"; do
   set -- $ops
@@ -33,4 +34,8 @@ for ops in "N T" "T N" "T T"; do
 done
 python3 scripts/merge_results.py "$OUT/h100-pipelined-ops.json" "$OUT"/ops-*.json 2>/dev/null
 rm -f "$OUT"/ops-*.json
+"$esmm" bench --sweep targets --json "$OUT/h100-esmm.json" >"$OUT/sweep.log" 2>&1 || status=1
+"$esmm" bench --sweep density --size 4096 --cached-b --json "$OUT/h100-density.json" \
+  >>"$OUT/sweep.log" 2>&1 || status=1
+tail -40 "$OUT/sweep.log"
 exit $status

@@ -4,10 +4,9 @@
  * with a cached B against the dense "pipelined" kernel bit for bit, on
  * strip-generated operands (each 32-row strip of op(A) keeps column k with
  * probability d, each 32-column strip of op(B) keeps row k; exact zeros
- * elsewhere). The dense result is checked against float64 at sampled
- * elements, the planner's choice at density 0.125 and 1, a created
- * non-blocking stream, and the extraction timer. Skipped where no CUDA device
- * exists.
+ * elsewhere). Also: the dense result against float64 at sampled elements,
+ * the planner's choice at density 0.125 and 1, a created non-blocking stream,
+ * and the extraction timer. Skipped where no CUDA device exists.
  */
 #include <float.h>
 #include <math.h>
@@ -25,13 +24,13 @@
 #include "patterns/pattern_layout.h"
 
 #define COUNT_OF(x) (sizeof(x) / sizeof((x)[0]))
-/* Poisoned floats before and after C (16-byte aligned slots). */
+/* Poisoned floats before and after C; 128 bytes keep 16-byte alignment. */
 #define GUARD 32
 #define POISON_BITS 0x7FDEAD01u
-/* Elements of the dense result checked against float64. The bound is the
+/* Elements of the dense result checked against float64, within the
  * first-order bound of a float sum of k products, alpha and beta * C
- * ((k + 3) unit roundoffs of the absolute scale), with a margin of 4. */
-#define SAMPLES 2048
+ * ((k + 3) unit roundoffs of the absolute scale) with a margin of 4. */
+#define SAMPLES 4096
 #define TOL_FACTOR 2.0
 #define STAT_TOL 1e-12
 
@@ -54,7 +53,14 @@ static const density_t densities[] = {
     {0.125, 0.125}, {0.25, 0.25}, {0.5, 0.5}, {1.0, 1.0}, {0.125, 1.0}, {1.0, 0.125},
 };
 
+/* Where the stream and timing checks run: shape and density indices. */
+#define STREAM_SHAPE 0
+#define STREAM_DENSITY 1
+#define TIMING_SHAPE 2
+#define TIMING_DENSITY 0
+
 static const esmm_operation_t both_ops[] = {ESMM_OP_N, ESMM_OP_T};
+static const char *const skip_kernels[] = {"sparse-a", "sparse-b", "sparse-joint"};
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -123,6 +129,11 @@ static double rng_uniform(uint64_t *state)
     return (double)(rng_next(state) >> 11) * 0x1.0p-53;
 }
 
+static int64_t rng_below(uint64_t *state, int64_t bound)
+{
+    return (int64_t)(rng_next(state) % (uint64_t)bound);
+}
+
 /* Magnitude in [0.25, 1), random sign: never zero, and no product underflows. */
 static float nonzero_value(uint64_t *state)
 {
@@ -135,28 +146,30 @@ static const char *op_label(esmm_operation_t op)
     return op == ESMM_OP_N ? "N" : "T";
 }
 
-/* ---- one case ----------------------------------------------------------- */
+/* ---- operands ----------------------------------------------------------- */
 
-/* A stored operand: x(i, kk) of op(X) lives at x[i * i_stride + kk * k_stride],
- * i running along the strips (rows of op(A), columns of op(B)). */
+/* A stored operand, host copy and device copy. Element (i, kk) of op(X), i
+ * running along the strips (rows of op(A), columns of op(B)), is
+ * host[offset + i * i_stride + kk * k_stride]. */
 typedef struct {
     float *host, *dev;
-    int64_t ld, len;
-    int64_t rows, i_stride, k_stride; /* in floats, from the first element */
+    int64_t ld, len, offset;
+    int64_t rows, k, i_stride, k_stride;
 } operand_t;
 
-/* Storage of op(X) (strip dimension `rows` by k), transposed where op says. */
-static operand_t operand_alloc(int strip_along_rows, int64_t rows, int64_t k, int64_t pad,
-                               int64_t offset)
+static operand_t operand_alloc(int strip_along_stored_rows, int64_t rows, int64_t k,
+                               const shape_t *shape)
 {
     operand_t x;
-    const int64_t stored_rows = strip_along_rows ? rows : k;
-    const int64_t stored_cols = strip_along_rows ? k : rows;
-    x.ld = stored_cols + pad;
-    x.len = offset + stored_rows * x.ld;
+    const int64_t stored_rows = strip_along_stored_rows ? rows : k;
+    const int64_t stored_cols = strip_along_stored_rows ? k : rows;
+    x.ld = stored_cols + shape->pad;
+    x.offset = shape->offset;
+    x.len = x.offset + stored_rows * x.ld;
     x.rows = rows;
-    x.i_stride = strip_along_rows ? x.ld : 1;
-    x.k_stride = strip_along_rows ? 1 : x.ld;
+    x.k = k;
+    x.i_stride = strip_along_stored_rows ? x.ld : 1;
+    x.k_stride = strip_along_stored_rows ? 1 : x.ld;
     x.host = host_alloc(x.len, sizeof(float));
     x.dev = device_alloc(x.len);
     return x;
@@ -168,19 +181,23 @@ static void operand_free(operand_t *x)
     cuda_must(cudaFree(x->dev), "cudaFree");
 }
 
-/* Strip generator; NaN in the padding, which no path may read. Returns, per
- * kk, how many strips hold a nonzero there. */
-static void fill_strips(operand_t *x, int64_t offset, int64_t k, double density, uint64_t *rng,
-                        unsigned long long *counts)
+static float operand_at(const operand_t *x, int64_t i, int64_t kk)
+{
+    return x->host[x->offset + i * x->i_stride + kk * x->k_stride];
+}
+
+/* Strip generator, NaN in the row padding (no path may read it), uploaded.
+ * counts[kk] = how many strips hold a nonzero at kk. */
+static void operand_fill(operand_t *x, double density, uint64_t *rng, unsigned long long *counts)
 {
     const float poison = poison_value();
     for (int64_t i = 0; i < x->len; i++)
         x->host[i] = poison;
-    float *base = x->host + offset;
-    for (int64_t kk = 0; kk < k; kk++)
+    float *base = x->host + x->offset;
+    for (int64_t kk = 0; kk < x->k; kk++)
         counts[kk] = 0;
     for (int64_t i0 = 0; i0 < x->rows; i0 += ESMM_PATTERN_STRIP)
-        for (int64_t kk = 0; kk < k; kk++) {
+        for (int64_t kk = 0; kk < x->k; kk++) {
             const int on = rng_uniform(rng) < density;
             counts[kk] += (unsigned long long)on;
             for (int64_t i = i0; i < min_i64(x->rows, i0 + ESMM_PATTERN_STRIP); i++)
@@ -190,23 +207,307 @@ static void fill_strips(operand_t *x, int64_t offset, int64_t k, double density,
               "cudaMemcpy to device");
 }
 
-typedef struct {
-    esmm_handle_t h;
-    esmm_gemm_problem_fields_unused_t *unused;
-} unused_t;
+/* ---- one problem -------------------------------------------------------- */
 
 typedef struct {
     int64_t m, n, k;
     esmm_operation_t op_a, op_b;
     float alpha, beta;
     operand_t a, b;
-    int64_t offset;
-    /* C: guards, then m rows of ldc */
-    float *c_host, *c_dev, *dense, *got;
-    int64_t ldc, c_len;
-    const float *a_ptr, *b_ptr; /* device pointers to element (0, 0) */
-    float *c_ptr;
-    double density_a, density_b, work_fraction;
+    float *c_init;          /* C before the product, staged (guards and padding poisoned) */
+    float *c_dev;           /* its device buffer */
+    float *dense, *got;     /* C read back */
+    int64_t ldc, c_lead, c_len;
+    double density_a, density_b, work_fraction; /* recomputed from the data */
     char label[160];
-} case_t;
-EOF
+} problem_t;
+
+static problem_t problem_make(const shape_t *shape, const density_t *d, int variant,
+                              uint64_t seed)
+{
+    problem_t p;
+    p.m = shape->m;
+    p.n = shape->n;
+    p.k = shape->k;
+    p.op_a = both_ops[variant % 2];
+    p.op_b = both_ops[(variant / 2) % 2];
+    p.alpha = variant % 3 == 1 ? -0.5f : 1.0f;
+    p.beta = variant % 3 == 1 ? 2.0f : 0.0f;
+    uint64_t rng = seed;
+
+    unsigned long long *count_a = host_alloc(p.k, sizeof *count_a);
+    unsigned long long *count_b = host_alloc(p.k, sizeof *count_b);
+    p.a = operand_alloc(p.op_a == ESMM_OP_N, p.m, p.k, shape);
+    p.b = operand_alloc(p.op_b == ESMM_OP_T, p.n, p.k, shape);
+    operand_fill(&p.a, d->a, &rng, count_a);
+    operand_fill(&p.b, d->b, &rng, count_b);
+    const double strips_a = (double)esmm_pattern_strips(p.m);
+    const double strips_b = (double)esmm_pattern_strips(p.n);
+    unsigned long long bits_a = 0, bits_b = 0, work = 0;
+    for (int64_t kk = 0; kk < p.k; kk++) {
+        bits_a += count_a[kk];
+        bits_b += count_b[kk];
+        work += count_a[kk] * count_b[kk];
+    }
+    p.density_a = (double)bits_a / (strips_a * (double)p.k);
+    p.density_b = (double)bits_b / (strips_b * (double)p.k);
+    p.work_fraction = (double)work / (strips_a * strips_b * (double)p.k);
+    free(count_a);
+    free(count_b);
+
+    /* beta == 0: C is all poison, which the product must ignore. */
+    p.ldc = p.n + shape->pad;
+    p.c_lead = GUARD + shape->offset;
+    p.c_len = p.c_lead + p.m * p.ldc + GUARD;
+    p.c_init = host_alloc(p.c_len, sizeof(float));
+    p.dense = host_alloc(p.c_len, sizeof(float));
+    p.got = host_alloc(p.c_len, sizeof(float));
+    p.c_dev = device_alloc(p.c_len);
+    const float poison = poison_value();
+    for (int64_t i = 0; i < p.c_len; i++)
+        p.c_init[i] = poison;
+    for (int64_t i = 0; p.beta != 0.0f && i < p.m; i++)
+        for (int64_t j = 0; j < p.n; j++)
+            p.c_init[p.c_lead + i * p.ldc + j] = nonzero_value(&rng);
+    snprintf(p.label, sizeof p.label, "%lldx%lldx%lld d=%g/%g op %s%s alpha %g beta %g%s",
+             (long long)p.m, (long long)p.n, (long long)p.k, d->a, d->b, op_label(p.op_a),
+             op_label(p.op_b), (double)p.alpha, (double)p.beta,
+             shape->pad || shape->offset ? " ld+1 base+1" : "");
+    return p;
+}
+
+static void problem_free(problem_t *p)
+{
+    operand_free(&p->a);
+    operand_free(&p->b);
+    free(p->c_init);
+    free(p->dense);
+    free(p->got);
+    cuda_must(cudaFree(p->c_dev), "cudaFree");
+}
+
+/* A path: a kernel by name, esmm_sgemm (NULL), or esmm_sgemm_patterns with
+ * cached patterns. */
+typedef struct {
+    const char *kernel;
+    esmm_pattern_t pa, pb;
+    const char *label;
+} path_t;
+
+static esmm_status_t call_path(esmm_handle_t h, const problem_t *p, const path_t *path)
+{
+    const float *a = p->a.dev + p->a.offset, *b = p->b.dev + p->b.offset;
+    float *c = p->c_dev + p->c_lead;
+    if (path->kernel != NULL)
+        return esmm_sgemm_kernel(h, path->kernel, p->op_a, p->op_b, p->m, p->n, p->k, &p->alpha,
+                                 a, p->a.ld, b, p->b.ld, &p->beta, c, p->ldc);
+    return esmm_sgemm_patterns(h, p->op_a, p->op_b, p->m, p->n, p->k, &p->alpha, a, p->a.ld,
+                               path->pa, b, p->b.ld, path->pb, &p->beta, c, p->ldc);
+}
+
+/* Uploads C, runs the path on the handle's stream, waits for it and reads
+ * C's whole buffer into dst. */
+static esmm_status_t run_path(esmm_handle_t h, const problem_t *p, const path_t *path,
+                              cudaStream_t stream, float *dst)
+{
+    const size_t bytes = (size_t)p->c_len * sizeof(float);
+    cuda_must(cudaMemcpy(p->c_dev, p->c_init, bytes, cudaMemcpyHostToDevice), "cudaMemcpy C");
+    cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize before a product");
+    const esmm_status_t st = call_path(h, p, path);
+    cuda_must(cudaStreamSynchronize(stream), "cudaStreamSynchronize after a product");
+    cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a product");
+    cuda_must(cudaMemcpy(dst, p->c_dev, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy C back");
+    return st;
+}
+
+/* The dense result: poison untouched outside C, float64 at sampled elements. */
+static void verify_dense(const problem_t *p, uint64_t seed)
+{
+    int64_t bad = 0, first = -1;
+    for (int64_t idx = 0; idx < p->c_len; idx++) {
+        const int64_t rel = idx - p->c_lead;
+        const int inside = rel >= 0 && rel / p->ldc < p->m && rel % p->ldc < p->n;
+        if (!inside && float_bits(p->dense[idx]) != POISON_BITS && bad++ == 0)
+            first = idx;
+    }
+    CHECK(bad == 0, "%s pipelined: %lld floats outside C overwritten, first buffer[%lld]",
+          p->label, (long long)bad, (long long)first);
+
+    uint64_t rng = seed;
+    bad = 0;
+    char what[200] = "";
+    for (int s = 0; s < SAMPLES; s++) {
+        const int64_t i = rng_below(&rng, p->m), j = rng_below(&rng, p->n);
+        double sum = 0.0, scale = 0.0;
+        for (int64_t kk = 0; kk < p->k; kk++) {
+            const double term = (double)operand_at(&p->a, i, kk) * (double)operand_at(&p->b, j, kk);
+            sum += term;
+            scale += fabs(term);
+        }
+        const double c = p->beta == 0.0f ? 0.0 : (double)p->beta * p->c_init[p->c_lead + i * p->ldc + j];
+        const double want = (double)p->alpha * sum + c;
+        const double tol =
+            TOL_FACTOR * (double)(p->k + 3) * FLT_EPSILON * (fabs((double)p->alpha) * scale + fabs(c));
+        const float got = p->dense[p->c_lead + i * p->ldc + j];
+        if (isfinite(got) && fabs((double)got - want) <= tol)
+            continue;
+        if (bad++ == 0)
+            snprintf(what, sizeof what, "C(%lld, %lld) = %.9g, reference %.9g, tolerance %.3g",
+                     (long long)i, (long long)j, (double)got, want, tol);
+    }
+    CHECK(bad == 0, "%s pipelined: %lld of %d sampled elements off the float64 reference, first %s",
+          p->label, (long long)bad, SAMPLES, what);
+}
+
+static void verify_same_bits(const problem_t *p, const char *path)
+{
+    int64_t bad = 0, first = -1;
+    if (memcmp(p->got, p->dense, (size_t)p->c_len * sizeof(float)) != 0)
+        for (int64_t idx = 0; idx < p->c_len; idx++)
+            if (float_bits(p->got[idx]) != float_bits(p->dense[idx]) && bad++ == 0)
+                first = idx;
+    const int64_t rel = first - p->c_lead;
+    CHECK(bad == 0,
+          "%s %s: %lld floats differ from pipelined, first C(%lld, %lld) = %.9g, dense %.9g",
+          p->label, path, (long long)bad, (long long)(rel / p->ldc), (long long)(rel % p->ldc),
+          first >= 0 ? (double)p->got[first] : 0.0, first >= 0 ? (double)p->dense[first] : 0.0);
+}
+
+/* What esmm_get_last_info says after a planned call. */
+static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d, const char *path)
+{
+    esmm_info_t info;
+    memset(&info, 0, sizeof info);
+    const esmm_status_t st = esmm_get_last_info(h, &info);
+    const int sparse = p->work_fraction * (double)ESMM_SPARSE_WORK_DENOMINATOR <=
+                       (double)ESMM_SPARSE_WORK_NUMERATOR;
+    CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
+              fabs(info.density_b - p->density_b) <= STAT_TOL,
+          "%s %s: esmm_get_last_info \"%s\", densities %.6f / %.6f, the data have %.6f / %.6f",
+          p->label, path, esmm_status_string(st), info.density_a, info.density_b, p->density_a,
+          p->density_b);
+    const esmm_path_t want = sparse ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
+    const double want_work = sparse ? p->work_fraction : 1.0;
+    CHECK(info.path == want && fabs(info.work_fraction - want_work) <= STAT_TOL,
+          "%s %s: the masks leave %.6f of the work; reported path %d (kernel %s) work %.6f, "
+          "expected path %d work %.6f",
+          p->label, path, p->work_fraction, (int)info.path, info.kernel ? info.kernel : "(NULL)",
+          info.work_fraction, (int)want, want_work);
+    /* The planner's decision at the two ends the issue names. */
+    if (d->a == 0.125 && d->b == 0.125)
+        CHECK(info.path == ESMM_PATH_SPARSE, "%s %s: density 0.125 did not skip", p->label, path);
+    if (d->a == 1.0 && d->b == 1.0)
+        CHECK(info.path == ESMM_PATH_DENSE, "%s %s: density 1 did not run dense", p->label, path);
+}
+
+/* esmm_sgemm and the skip kernel on a created non-blocking stream give the
+ * default stream's bits. */
+static void check_stream(esmm_handle_t h, problem_t *p)
+{
+    cudaStream_t stream = NULL;
+    cuda_must(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    CHECK(esmm_set_stream(h, stream) == ESMM_STATUS_SUCCESS, "esmm_set_stream failed");
+    const path_t paths[] = {{NULL, NULL, NULL, "esmm_sgemm on a created stream"},
+                            {"sparse-joint", NULL, NULL, "sparse-joint on a created stream"}};
+    for (size_t i = 0; i < COUNT_OF(paths); i++) {
+        const esmm_status_t st = run_path(h, p, &paths[i], stream, p->got);
+        CHECK(st == ESMM_STATUS_SUCCESS, "%s %s: returned \"%s\"", p->label, paths[i].label,
+              esmm_status_string(st));
+        verify_same_bits(p, paths[i].label);
+    }
+    esmm_info_t info;
+    CHECK(esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS && info.path == ESMM_PATH_SPARSE,
+          "%s: esmm_get_last_info on a created stream", p->label);
+    CHECK(esmm_set_stream(h, NULL) == ESMM_STATUS_SUCCESS, "esmm_set_stream(NULL) failed");
+    cuda_must(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
+/* With timing on, the extraction of both operands takes measurable time. */
+static void check_timing(esmm_handle_t h, problem_t *p)
+{
+    CHECK(esmm_set_timing(h, 1) == ESMM_STATUS_SUCCESS, "esmm_set_timing(1) failed");
+    const path_t path = {NULL, NULL, NULL, "esmm_sgemm timed"};
+    const esmm_status_t st = run_path(h, p, &path, NULL, p->got);
+    esmm_info_t info;
+    memset(&info, 0, sizeof info);
+    CHECK(st == ESMM_STATUS_SUCCESS && esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS &&
+              info.extraction_ms > 0.0,
+          "%s: with esmm_set_timing(1), returned \"%s\" and extraction_ms %g", p->label,
+          esmm_status_string(st), info.extraction_ms);
+    printf("  extraction of both operands: %.4f ms\n", info.extraction_ms);
+    verify_same_bits(p, path.label);
+    CHECK(esmm_set_timing(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_timing(0) failed");
+}
+
+static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
+{
+    const double start = now_seconds();
+    const shape_t *shape = &shapes[shape_index];
+    const density_t *d = &densities[density_index];
+    const uint64_t seed = 0x6B5Au + 0x100u * shape_index + density_index;
+    problem_t p = problem_make(shape, d, (int)(shape_index + density_index), seed);
+
+    esmm_pattern_t pb = NULL;
+    const esmm_status_t pst = esmm_pattern_extract_b(h, p.op_b, p.k, p.n, p.b.dev + p.b.offset,
+                                                     p.b.ld, &pb);
+    CHECK(pst == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_extract_b returned \"%s\"", p.label,
+          esmm_status_string(pst));
+    const path_t dense = {"pipelined", NULL, NULL, "pipelined"};
+    const path_t paths[] = {
+        {NULL, NULL, NULL, "esmm_sgemm"},
+        {skip_kernels[0], NULL, NULL, skip_kernels[0]},
+        {skip_kernels[1], NULL, NULL, skip_kernels[1]},
+        {skip_kernels[2], NULL, NULL, skip_kernels[2]},
+        {NULL, NULL, pb, "esmm_sgemm_patterns(B cached)"},
+    };
+    esmm_status_t st = run_path(h, &p, &dense, NULL, p.dense);
+    CHECK(st == ESMM_STATUS_SUCCESS, "%s pipelined: returned \"%s\"", p.label,
+          esmm_status_string(st));
+    verify_dense(&p, seed ^ 0x5A5Au);
+    for (size_t i = 0; i < COUNT_OF(paths); i++) {
+        st = run_path(h, &p, &paths[i], NULL, p.got);
+        CHECK(st == ESMM_STATUS_SUCCESS, "%s %s: returned \"%s\"", p.label, paths[i].label,
+              esmm_status_string(st));
+        verify_same_bits(&p, paths[i].label);
+        if (paths[i].kernel == NULL)
+            verify_plan(h, &p, d, paths[i].label);
+    }
+    if (shape_index == STREAM_SHAPE && density_index == STREAM_DENSITY)
+        check_stream(h, &p);
+    if (shape_index == TIMING_SHAPE && density_index == TIMING_DENSITY)
+        check_timing(h, &p);
+    CHECK(esmm_pattern_destroy(pb) == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_destroy", p.label);
+    printf("%-52s work %.4f  %.2f s\n", p.label, p.work_fraction, now_seconds() - start);
+    problem_free(&p);
+}
+
+int main(void)
+{
+    int devices = 0;
+    const cudaError_t err = cudaGetDeviceCount(&devices);
+    if (err != cudaSuccess || devices == 0) {
+        char why[256];
+        snprintf(why, sizeof why, "no CUDA device (%s): the GPU zero-skipping tests did not run",
+                 err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount found none");
+        check_skip(why);
+        return check_finish();
+    }
+    esmm_handle_t h = NULL;
+    const esmm_status_t st = esmm_create(&h, ESMM_BACKEND_CUDA);
+    CHECK(st == ESMM_STATUS_SUCCESS, "esmm_create(ESMM_BACKEND_CUDA) returned \"%s\"",
+          esmm_status_string(st));
+    if (st != ESMM_STATUS_SUCCESS)
+        return check_finish();
+    esmm_device_info_t info;
+    if (esmm_get_device_info(h, &info) == ESMM_STATUS_SUCCESS)
+        printf("device: %s, sm_%d, %d SMs\n", info.device_name, info.compute_capability,
+               info.multiprocessors);
+
+    const double start = now_seconds();
+    for (size_t si = 0; si < COUNT_OF(shapes); si++)
+        for (size_t di = 0; di < COUNT_OF(densities); di++)
+            run_case(h, si, di);
+    CHECK(esmm_destroy(h) == ESMM_STATUS_SUCCESS, "esmm_destroy failed");
+    printf("total %.2f s\n", now_seconds() - start);
+    return check_finish();
+}

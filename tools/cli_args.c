@@ -164,7 +164,7 @@ static const cli_option_t bench_option_specs[] = {
     {"--sweep", OPT_SWEEP, "targets|density",
      "run a set of cases in one process (generator flags, --load-*, --m/--n/--k\n"
      "                     not allowed; --kernel adds kernels to esmm and cublas):\n"
-     "                     targets = every row of the target table (issue 3) at --size [CUDA 4096;\n"
+     "                     targets = every row of the README's zero-skipping target table at --size [CUDA 4096;\n"
      "                     its 1024/2048/8192 rows are --size/4, /2, *2), esmm end-to-end and with\n"
      "                     B cached; density = both operands at d = 1, 0.875, ..., 0.125, 0.0625\n"
      "                     at --size (with --cached-b also the cached-B figure)"},

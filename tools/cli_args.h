@@ -63,7 +63,7 @@ typedef enum {
 /* Sets of cases `esmm bench --sweep` runs in one process (see sweep.h). */
 typedef enum {
     SWEEP_NONE = 0,
-    SWEEP_TARGETS = 1, /* every row of the issue-3 target table */
+    SWEEP_TARGETS = 1, /* every row of the zero-skipping target table (README) */
     SWEEP_DENSITY = 2  /* both operands at densities 1 down to 1/16 */
 } sweep_kind_t;
 

@@ -1,6 +1,6 @@
 /* The cases `esmm bench --sweep` runs in one process.
  *
- * targets: every row of the issue-3 target table, at a base size S (4096 on
+ * targets: every row of the zero-skipping target table (README), at a base size S (4096 on
  * the GPU): the density generator at d = 1, 0.5, 0.25, 0.125 on both
  * operands, on A only and on B only (the other dense) at 0.5, 0.25, 0.125,
  * d = 0.25 on both at S/4, S/2 and 2S, and element-wise random zeros at 0.5.

@@ -301,9 +301,9 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         if (st != ESMM_STATUS_SUCCESS)
             return st;
         if (request->kind == RUN_SKIP)
-            return esmm_cuda_run_skip(p, &masks, skip, NULL, handle->stream);
+            return esmm_cuda_run_skip(p, &masks, skip, stats, 0, handle->stream);
         /* Both kernels are queued; the plan on the device lets one run. */
-        st = esmm_cuda_run_skip(p, &masks, skip, stats, handle->stream);
+        st = esmm_cuda_run_skip(p, &masks, skip, stats, 1, handle->stream);
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_run_dense_gated(p, stats, handle->stream);
         return st;

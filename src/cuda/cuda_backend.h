@@ -70,12 +70,14 @@ typedef struct {
 esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, int64_t k,
                              esmm_skip_by_t skip, esmm_plan_stats_t *stats, void *stream);
 
-/* The zero-skipping product. With gate != NULL it runs only if the plan in
- * *gate selects it; esmm_cuda_run_dense_gated runs the dense kernel only if it
- * does not, so both can be queued without the host reading the plan. */
+/* The zero-skipping product. plan (device memory, filled by esmm_cuda_plan)
+ * is read when skipping by both operands; with planned != 0 the product runs
+ * only if the plan selects skipping, and esmm_cuda_run_dense_gated runs the
+ * dense kernel only if it does not, so both are queued without the host
+ * reading the plan. */
 esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p, const esmm_masks_t *masks,
-                                 esmm_skip_by_t skip, const esmm_plan_stats_t *gate,
-                                 void *stream);
+                                 esmm_skip_by_t skip, const esmm_plan_stats_t *plan,
+                                 int planned, void *stream);
 esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
                                         const esmm_plan_stats_t *gate, void *stream);
 

@@ -32,8 +32,8 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
     pipelined_tile_coords<cfg>(p.m, p.n, tile_m, tile_n);
     const int64_t m0 = tile_m * cfg::BM, n0 = tile_n * cfg::BN;
 
-    const tile_loader<cfg, A_LAYOUT> a_load(p.a, p.lda, m0, p.m);
-    const tile_loader<cfg, B_LAYOUT> b_load(p.b, p.ldb, n0, p.n);
+    const tile_loader<cfg, A_LAYOUT, cfg::BM> a_load(p.a, p.lda, m0, p.m);
+    const tile_loader<cfg, B_LAYOUT, cfg::BN> b_load(p.b, p.ldb, n0, p.n);
     const int64_t k_tiles = (p.k + cfg::BK - 1) / cfg::BK;
     const int64_t full_k_tiles = p.k / cfg::BK;
 

@@ -117,39 +117,59 @@ inline tile_layout operand_layout(bool k_contig, const float *x, int64_t ld)
                                                  : tile_layout::MN_SCALAR;
 }
 
-// The same product as C^T = op(B)^T op(A)^T, stored transposed.
+// The same product as C^T = op(B)^T op(A)^T, stored transposed: B takes A's
+// place with the opposite op (op(B)^T is B^T for N, B for T), and A B's.
 inline esmm_gemm_problem_t transposed_problem(const esmm_gemm_problem_t &p)
 {
     esmm_gemm_problem_t t = p;
     t.m = p.n, t.n = p.m;
     t.a = p.b, t.lda = p.ldb;
     t.b = p.a, t.ldb = p.lda;
+    t.op_a = p.op_b == ESMM_OP_N ? ESMM_OP_T : ESMM_OP_N;
+    t.op_b = p.op_a == ESMM_OP_N ? ESMM_OP_T : ESMM_OP_N;
     return t;
 }
 
-// Runs launch.template run<A_LAYOUT, B_LAYOUT, TRANSPOSED_C>(problem) with
-// the copy layouts of p's operands. When A must be transposed on the way in
-// and B need not, it passes transposed_problem(p) instead (TRANSPOSED_C):
-// the kernels are fastest with the transposed operand in B's place
-// (measured: TT 0.97x against NN 0.89x cuBLAS), and each product still sees
-// the same operands in the same k order, so results are bit-identical.
-template <tile_layout A_LAYOUT, class Launch>
+// Runs launch.template run<A_LAYOUT, B_LAYOUT, TRANSPOSED_C>(p) with the copy
+// layouts of p's operands.
+template <tile_layout A_LAYOUT, bool TRANSPOSED_C, class Launch>
 cudaError_t dispatch_b_layout(tile_layout b, const esmm_gemm_problem_t &p, Launch &launch)
 {
     switch (b) {
     case tile_layout::K_CONTIG:
-        return launch.template run<A_LAYOUT, tile_layout::K_CONTIG, false>(p);
+        return launch.template run<A_LAYOUT, tile_layout::K_CONTIG, TRANSPOSED_C>(p);
     case tile_layout::MN_VECTOR:
-        return launch.template run<A_LAYOUT, tile_layout::MN_VECTOR, false>(p);
+        return launch.template run<A_LAYOUT, tile_layout::MN_VECTOR, TRANSPOSED_C>(p);
     case tile_layout::MN_SCALAR:
-        return launch.template run<A_LAYOUT, tile_layout::MN_SCALAR, false>(p);
+        return launch.template run<A_LAYOUT, tile_layout::MN_SCALAR, TRANSPOSED_C>(p);
     }
     return cudaErrorInvalidValue;
 }
 
-template <class Launch> cudaError_t dispatch_layouts(const esmm_gemm_problem_t &p, Launch &launch)
+template <bool TRANSPOSED_C, class Launch>
+cudaError_t dispatch_operand_layouts(const esmm_gemm_problem_t &p, Launch &launch)
 {
     // op(A) = A (N): A's rows run along k. op(B) = B^T (T): B's rows run along k.
+    const tile_layout a = operand_layout(p.op_a == ESMM_OP_N, p.a, p.lda);
+    const tile_layout b = operand_layout(p.op_b == ESMM_OP_T, p.b, p.ldb);
+    switch (a) {
+    case tile_layout::K_CONTIG:
+        return dispatch_b_layout<tile_layout::K_CONTIG, TRANSPOSED_C>(b, p, launch);
+    case tile_layout::MN_VECTOR:
+        return dispatch_b_layout<tile_layout::MN_VECTOR, TRANSPOSED_C>(b, p, launch);
+    case tile_layout::MN_SCALAR:
+        return dispatch_b_layout<tile_layout::MN_SCALAR, TRANSPOSED_C>(b, p, launch);
+    }
+    return cudaErrorInvalidValue;
+}
+
+// The dense kernel's choice: when A must be transposed on the way in and B
+// need not, it runs transposed_problem(p) (TRANSPOSED_C): the kernel is
+// fastest with the transposed operand in B's place (measured: TT 0.97x
+// against NN 0.89x cuBLAS), and each product still sees the same operands in
+// the same k order, so results are bit-identical.
+template <class Launch> cudaError_t dispatch_layouts(const esmm_gemm_problem_t &p, Launch &launch)
+{
     const tile_layout a = operand_layout(p.op_a == ESMM_OP_N, p.a, p.lda);
     const tile_layout b = operand_layout(p.op_b == ESMM_OP_T, p.b, p.ldb);
     if (a == tile_layout::K_CONTIG && b != tile_layout::K_CONTIG) {
@@ -158,26 +178,25 @@ template <class Launch> cudaError_t dispatch_layouts(const esmm_gemm_problem_t &
                    ? launch.template run<tile_layout::MN_VECTOR, tile_layout::K_CONTIG, true>(t)
                    : launch.template run<tile_layout::MN_SCALAR, tile_layout::K_CONTIG, true>(t);
     }
-    switch (a) {
-    case tile_layout::K_CONTIG: return dispatch_b_layout<tile_layout::K_CONTIG>(b, p, launch);
-    case tile_layout::MN_VECTOR: return dispatch_b_layout<tile_layout::MN_VECTOR>(b, p, launch);
-    case tile_layout::MN_SCALAR: return dispatch_b_layout<tile_layout::MN_SCALAR>(b, p, launch);
-    }
-    return cudaErrorInvalidValue;
+    return dispatch_operand_layouts<false>(p, launch);
 }
 
-// Copies one BK x 128 slice of op(X) into shared memory as [k][mn].
+// Copies one BK x MN slice of op(X) into shared memory as [k][mn], rows
+// MN + 4 floats apart (a multiple of 4 for float4 reads, and 4 mod 32 so the
+// transposing 4-byte copies of a warp, 8 k x 4 mn, hit 32 banks).
 //
 // Rows (mn) past the matrix feed only C entries that are never stored, so
 // their addresses are clamped into the matrix instead of predicated: full
 // k-tiles copy without any per-element test. Only k past the end must read as
 // zero, and only the last k-tile (CHECK_K) pays for that.
-template <class cfg, tile_layout LAYOUT> struct tile_loader;
+template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader;
 
-template <class cfg> struct tile_loader<cfg, tile_layout::K_CONTIG> {
+template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> {
+    static constexpr int ROW = MN + 4;
     // A warp copies a 4 (mn) x 8 (k) block per instruction: each group of 8
     // lanes reads 32 contiguous bytes of one row.
-    static constexpr int ROW_GROUPS = cfg::BM / (4 * cfg::WARPS);
+    static constexpr int ROW_GROUPS = MN / (4 * cfg::WARPS);
+    static_assert(ROW_GROUPS * 4 * cfg::WARPS == MN, "loader covers the tile exactly");
     static constexpr int K_GROUPS = cfg::BK / 8;
 
     const float *row[ROW_GROUPS]; // this thread's rows at k = k_lane
@@ -189,7 +208,7 @@ template <class cfg> struct tile_loader<cfg, tile_layout::K_CONTIG> {
         const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
         const int mn_in_tile = warp * 4 + lane / 8;
         k_lane = lane % 8;
-        smem_offset = k_lane * cfg::ROW + mn_in_tile;
+        smem_offset = k_lane * ROW + mn_in_tile;
 #pragma unroll
         for (int r = 0; r < ROW_GROUPS; ++r) {
             const int64_t i = mn0 + mn_in_tile + r * cfg::WARPS * 4;
@@ -207,7 +226,7 @@ template <class cfg> struct tile_loader<cfg, tile_layout::K_CONTIG> {
 #pragma unroll
             for (int kg = 0; kg < K_GROUPS; ++kg) {
                 const float *src = row[r] + kt * cfg::BK + kg * 8;
-                float *dst = stage + smem_offset + kg * 8 * cfg::ROW + r * cfg::WARPS * 4;
+                float *dst = stage + smem_offset + kg * 8 * ROW + r * cfg::WARPS * 4;
                 if (CHECK_K) {
                     // Column 0 of the row is a safe address for the zero fill.
                     const bool ok = kt * cfg::BK + kg * 8 + k_lane < k;
@@ -218,9 +237,11 @@ template <class cfg> struct tile_loader<cfg, tile_layout::K_CONTIG> {
             }
     }
 
-    // Copies the k listed in list[0..count) (entries past count read as zero).
+    // Copies the k listed in list[0..count) (entries past count read as zero),
+    // with the same lane mapping as issue (a lane-per-row mapping was measured
+    // 1.2-2.5x slower: each instruction then touches 32 sectors).
     __device__ __forceinline__ void issue_list(float *stage, const int *list, int count,
-                                               int64_t) const
+                                               const float *, int64_t, int64_t, int64_t) const
     {
 #pragma unroll
         for (int kg = 0; kg < K_GROUPS; ++kg) {
@@ -229,16 +250,17 @@ template <class cfg> struct tile_loader<cfg, tile_layout::K_CONTIG> {
             const int kk = ok ? list[entry] : 0;
 #pragma unroll
             for (int r = 0; r < ROW_GROUPS; ++r)
-                cp_async_4_zfill(stage + smem_offset + kg * 8 * cfg::ROW + r * cfg::WARPS * 4,
+                cp_async_4_zfill(stage + smem_offset + kg * 8 * ROW + r * cfg::WARPS * 4,
                                  row[r] - k_lane + kk, ok);
         }
     }
 };
 
 // Layouts along m/n: a warp copies one 512-byte row of the tile per pass.
-template <class cfg, tile_layout LAYOUT> struct tile_loader {
+template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     static_assert(LAYOUT != tile_layout::K_CONTIG, "specialised above");
-    static constexpr int CHUNKS_PER_ROW = cfg::BM / 4;
+    static constexpr int ROW = MN + 4;
+    static constexpr int CHUNKS_PER_ROW = MN / 4;
     static constexpr int ROWS_PER_PASS = cfg::THREADS / CHUNKS_PER_ROW;
     static constexpr int ITERS = cfg::BK / ROWS_PER_PASS;
     static_assert(ITERS * ROWS_PER_PASS == cfg::BK, "loader covers the tile exactly");
@@ -252,7 +274,7 @@ template <class cfg, tile_layout LAYOUT> struct tile_loader {
     {
         const int chunk_index = threadIdx.x % CHUNKS_PER_ROW;
         k_row = threadIdx.x / CHUNKS_PER_ROW;
-        smem_offset = k_row * cfg::ROW + chunk_index * 4;
+        smem_offset = k_row * ROW + chunk_index * 4;
         const int64_t col = mn0 + chunk_index * 4;
         const int64_t left = mn - col;
         valid = left <= 0 ? 0 : (left >= 4 ? 4 : (int)left);
@@ -267,7 +289,7 @@ template <class cfg, tile_layout LAYOUT> struct tile_loader {
         for (int i = 0; i < ITERS; ++i) {
             const bool k_ok = !CHECK_K || kt * cfg::BK + k_row + i * ROWS_PER_PASS < k;
             const float *src = tile + i * ROWS_PER_PASS * ld;
-            float *dst = stage + smem_offset + i * ROWS_PER_PASS * cfg::ROW;
+            float *dst = stage + smem_offset + i * ROWS_PER_PASS * ROW;
             if (LAYOUT == tile_layout::MN_VECTOR) {
                 // Partial chunks copy their valid bytes and zero-fill the rest.
                 cp_async_16_zfill(dst, k_ok ? src : chunk, k_ok ? valid * 4 : 0);
@@ -283,7 +305,8 @@ template <class cfg, tile_layout LAYOUT> struct tile_loader {
 
     // Copies the k listed in list[0..count) (entries past count read as zero).
     __device__ __forceinline__ void issue_list(float *stage, const int *list, int count,
-                                               int64_t ld) const
+                                               const float *, int64_t ld, int64_t,
+                                               int64_t) const
     {
         const float *row0 = chunk - (int64_t)k_row * ld;
 #pragma unroll
@@ -291,7 +314,7 @@ template <class cfg, tile_layout LAYOUT> struct tile_loader {
             const int entry = k_row + i * ROWS_PER_PASS;
             const bool ok = entry < count;
             const float *src = row0 + (int64_t)(ok ? list[entry] : 0) * ld;
-            float *dst = stage + smem_offset + i * ROWS_PER_PASS * cfg::ROW;
+            float *dst = stage + smem_offset + i * ROWS_PER_PASS * ROW;
             if (LAYOUT == tile_layout::MN_VECTOR) {
                 cp_async_16_zfill(dst, src, ok ? valid * 4 : 0);
             } else {
@@ -352,20 +375,37 @@ template <class cfg> struct warp_tile_accumulator {
                 c[i][j] = 0.0f;
     }
 
-    // One rank-1 update from shared rows a_row = op(A)[.][k], b_row = op(B)[k][.].
-    __device__ __forceinline__ void multiply_k(const float *a_row, const float *b_row)
-    {
+    // A thread's operands of one k: its TM values of op(A)'s column and TN of
+    // op(B)'s row.
+    struct fragments {
         float a[TM], b[TN];
+    };
+
+    __device__ __forceinline__ fragments load(const float *a_row, const float *b_row) const
+    {
+        fragments f;
 #pragma unroll
         for (int q = 0; q < cfg::QM; ++q) {
             const float4 v = *reinterpret_cast<const float4 *>(a_row + a_offset + q * M_STRIDE);
-            a[4 * q] = v.x, a[4 * q + 1] = v.y, a[4 * q + 2] = v.z, a[4 * q + 3] = v.w;
+            f.a[4 * q] = v.x, f.a[4 * q + 1] = v.y, f.a[4 * q + 2] = v.z, f.a[4 * q + 3] = v.w;
         }
 #pragma unroll
         for (int q = 0; q < cfg::QN; ++q) {
             const float4 v = *reinterpret_cast<const float4 *>(b_row + b_offset + q * N_STRIDE);
-            b[4 * q] = v.x, b[4 * q + 1] = v.y, b[4 * q + 2] = v.z, b[4 * q + 3] = v.w;
+            f.b[4 * q] = v.x, f.b[4 * q + 1] = v.y, f.b[4 * q + 2] = v.z, f.b[4 * q + 3] = v.w;
         }
+        return f;
+    }
+
+    // One rank-1 update from shared rows a_row = op(A)[.][k], b_row = op(B)[k][.].
+    __device__ __forceinline__ void multiply_k(const float *a_row, const float *b_row)
+    {
+        multiply(load(a_row, b_row));
+    }
+
+    __device__ __forceinline__ void multiply(const fragments &f)
+    {
+        const float *a = f.a, *b = f.b;
         // Column-outer order: measured on the SASS, it gives the register
         // allocator an assignment with half the same-bank operand pairs of
         // row-outer order, and runs 9-10% faster at 4096^3 on the H100.
