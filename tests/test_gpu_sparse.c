@@ -19,7 +19,7 @@
 #include <cuda_runtime_api.h>
 
 #include "check.h"
-#include "cuda/cuda_backend.h" /* ESMM_SPARSE_WORK_*: the planner's rule */
+#include "cuda/cuda_backend.h" /* esmm_plan_decide: the planner's rule */
 #include "esmm.h"
 #include "patterns/pattern_layout.h"
 
@@ -187,22 +187,35 @@ static float operand_at(const operand_t *x, int64_t i, int64_t kk)
 }
 
 /* Strip generator, NaN in the row padding (no path may read it), uploaded.
- * counts[kk] = how many strips hold a nonzero at kk. */
-static void operand_fill(operand_t *x, double density, uint64_t *rng, unsigned long long *counts)
+ * counts[kk] = how many strips hold a nonzero at kk; tiles[kk] = how many
+ * groups of ESMM_PLAN_TILE_STRIPS strips do in any strip. */
+static void operand_fill(operand_t *x, double density, uint64_t *rng, unsigned long long *counts,
+                         unsigned long long *tiles)
 {
     const float poison = poison_value();
     for (int64_t i = 0; i < x->len; i++)
         x->host[i] = poison;
     float *base = x->host + x->offset;
+    unsigned char *tile_on = host_alloc(x->k, 1);
     for (int64_t kk = 0; kk < x->k; kk++)
-        counts[kk] = 0;
-    for (int64_t i0 = 0; i0 < x->rows; i0 += ESMM_PATTERN_STRIP)
+        counts[kk] = tiles[kk] = tile_on[kk] = 0;
+    const int64_t strips = esmm_pattern_strips(x->rows);
+    for (int64_t s = 0; s < strips; s++) {
+        const int64_t i0 = s * ESMM_PATTERN_STRIP;
         for (int64_t kk = 0; kk < x->k; kk++) {
             const int on = rng_uniform(rng) < density;
             counts[kk] += (unsigned long long)on;
+            tile_on[kk] |= (unsigned char)on;
             for (int64_t i = i0; i < min_i64(x->rows, i0 + ESMM_PATTERN_STRIP); i++)
                 base[i * x->i_stride + kk * x->k_stride] = on ? nonzero_value(rng) : 0.0f;
         }
+        if ((s + 1) % ESMM_PLAN_TILE_STRIPS == 0 || s + 1 == strips)
+            for (int64_t kk = 0; kk < x->k; kk++) {
+                tiles[kk] += tile_on[kk];
+                tile_on[kk] = 0;
+            }
+    }
+    free(tile_on);
     cuda_must(cudaMemcpy(x->dev, x->host, (size_t)x->len * sizeof(float), cudaMemcpyHostToDevice),
               "cudaMemcpy to device");
 }
@@ -219,6 +232,7 @@ typedef struct {
     float *dense, *got;     /* C read back */
     int64_t ldc, c_lead, c_len;
     double density_a, density_b, work_fraction; /* recomputed from the data */
+    esmm_plan_stats_t steps; /* the planner's steps_normal / steps_swapped, recomputed */
     char label[160];
 } problem_t;
 
@@ -237,10 +251,13 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
 
     unsigned long long *count_a = host_alloc(p.k, sizeof *count_a);
     unsigned long long *count_b = host_alloc(p.k, sizeof *count_b);
+    unsigned long long *tiles_a = host_alloc(p.k, sizeof *tiles_a);
+    unsigned long long *tiles_b = host_alloc(p.k, sizeof *tiles_b);
     p.a = operand_alloc(p.op_a == ESMM_OP_N, p.m, p.k, shape);
     p.b = operand_alloc(p.op_b == ESMM_OP_T, p.n, p.k, shape);
-    operand_fill(&p.a, d->a, &rng, count_a);
-    operand_fill(&p.b, d->b, &rng, count_b);
+    operand_fill(&p.a, d->a, &rng, count_a, tiles_a);
+    operand_fill(&p.b, d->b, &rng, count_b, tiles_b);
+    memset(&p.steps, 0, sizeof p.steps);
     const double strips_a = (double)esmm_pattern_strips(p.m);
     const double strips_b = (double)esmm_pattern_strips(p.n);
     unsigned long long bits_a = 0, bits_b = 0, work = 0;
@@ -248,12 +265,16 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
         bits_a += count_a[kk];
         bits_b += count_b[kk];
         work += count_a[kk] * count_b[kk];
+        p.steps.steps_normal += count_a[kk] * tiles_b[kk];
+        p.steps.steps_swapped += count_b[kk] * tiles_a[kk];
     }
     p.density_a = (double)bits_a / (strips_a * (double)p.k);
     p.density_b = (double)bits_b / (strips_b * (double)p.k);
     p.work_fraction = (double)work / (strips_a * strips_b * (double)p.k);
     free(count_a);
     free(count_b);
+    free(tiles_a);
+    free(tiles_b);
 
     /* beta == 0: C is all poison, which the product must ignore. */
     p.ldc = p.n + shape->pad;
@@ -379,8 +400,10 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     esmm_info_t info;
     memset(&info, 0, sizeof info);
     const esmm_status_t st = esmm_get_last_info(h, &info);
-    const int sparse = p->work_fraction * (double)ESMM_SPARSE_WORK_DENOMINATOR <=
-                       (double)ESMM_SPARSE_WORK_NUMERATOR;
+    esmm_plan_stats_t plan = p->steps;
+    esmm_plan_decide(&plan, p->m, p->n, p->k, esmm_plan_normal_slow(p->op_a, p->op_b),
+                     esmm_plan_swapped_slow(p->op_a, p->op_b));
+    const int sparse = plan.decision != ESMM_PLAN_DENSE;
     CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
               fabs(info.density_b - p->density_b) <= STAT_TOL,
           "%s %s: esmm_get_last_info \"%s\", densities %.6f / %.6f, the data have %.6f / %.6f",

@@ -27,7 +27,8 @@
 
 #include "check.h"
 #include "cpu/cpu_backend.h"
-#include "cuda/cuda_backend.h" /* ESMM_SPARSE_WORK_*: the planner's rule; ESMM_SKIP_BY_* */
+#include "cuda/cuda_backend.h" /* esmm_plan_decide: the planner's rule; ESMM_SKIP_BY_* */
+#include "plan/plan.h"          /* ESMM_PLAN_CPU_SKIP_BELOW */
 #include "esmm.h"
 #include "gemm_problem.h"
 #include "patterns/pattern_layout.h"
@@ -232,6 +233,7 @@ typedef struct {
     double density_a, density_b;
     unsigned long long work[4]; /* by skip mode (ESMM_SKIP_BY_*): triples not proven zero */
     unsigned long long total;   /* ceil(m/32) * ceil(n/32) * k */
+    esmm_plan_stats_t steps;    /* steps_normal / steps_swapped of the CUDA planner */
 } expected_t;
 
 /* The logical problem: op(A) m x k, op(B) k x n, C m x n, row-major and tight. */
@@ -347,6 +349,20 @@ static void slice_map(const operand_view_t *v, int64_t k, unsigned long long *co
         }
 }
 
+/* tiles[kk] = how many groups of ESMM_PLAN_TILE_STRIPS strips have kk in any strip. */
+static void tile_map(const uint8_t *on, int64_t strips, int64_t k, unsigned long long *tiles)
+{
+    for (int64_t kk = 0; kk < k; kk++) {
+        tiles[kk] = 0;
+        for (int64_t t0 = 0; t0 < strips; t0 += ESMM_PLAN_TILE_STRIPS) {
+            int any = 0;
+            for (int64_t s = t0; s < t0 + ESMM_PLAN_TILE_STRIPS && s < strips; s++)
+                any |= on[s * k + kk];
+            tiles[kk] += (unsigned long long)any;
+        }
+    }
+}
+
 /* Slice maps, the statistics they imply, and the float64 product. */
 static void operands_prepare(operands_t *o)
 {
@@ -360,7 +376,13 @@ static void operands_prepare(operands_t *o)
     expected_t *e = &o->expected;
     memset(e, 0, sizeof *e);
     unsigned long long bits_a = 0, bits_b = 0;
+    unsigned long long *tiles_a = host_alloc(o->k, sizeof *tiles_a);
+    unsigned long long *tiles_b = host_alloc(o->k, sizeof *tiles_b);
+    tile_map(o->a_on, (int64_t)strips_a, o->k, tiles_a);
+    tile_map(o->b_on, (int64_t)strips_b, o->k, tiles_b);
     for (int64_t kk = 0; kk < o->k; kk++) {
+        e->steps.steps_normal += count_a[kk] * tiles_b[kk];
+        e->steps.steps_swapped += count_b[kk] * tiles_a[kk];
         bits_a += count_a[kk];
         bits_b += count_b[kk];
         e->work[ESMM_SKIP_BY_A] += count_a[kk] * strips_b;
@@ -376,6 +398,8 @@ static void operands_prepare(operands_t *o)
                        : (double)bits_b / (double)(strips_b * (unsigned long long)o->k);
     free(count_a);
     free(count_b);
+    free(tiles_a);
+    free(tiles_b);
 
     float *abs_a = host_alloc(o->m * o->k, sizeof(float));
     float *abs_b = host_alloc(o->k * o->n, sizeof(float));
@@ -400,11 +424,18 @@ static double work_fraction(const expected_t *e, esmm_skip_by_t mode)
     return e->total == 0 ? 0.0 : (double)e->work[mode] / (double)e->total;
 }
 
-/* The planner's rule (cuda/cuda_backend.h): skip when at most 60% of the work remains. */
-static int plan_is_sparse(const expected_t *e)
+/* The planner's rule for the backend: on CUDA esmm_plan_decide over the
+ * skipping kernel's steps (its copy layouts depend on the ops), on the CPU at
+ * most ESMM_PLAN_CPU_SKIP_BELOW of the strip-pair work left. */
+static int plan_is_sparse(const target_t *t, const expected_t *e, int64_t m, int64_t n,
+                          int64_t k, esmm_operation_t op_a, esmm_operation_t op_b)
 {
-    return e->work[ESMM_SKIP_BY_BOTH] * ESMM_SPARSE_WORK_DENOMINATOR <=
-           e->total * ESMM_SPARSE_WORK_NUMERATOR;
+    if (t->backend == ESMM_BACKEND_CPU)
+        return (double)e->work[ESMM_SKIP_BY_BOTH] <= ESMM_PLAN_CPU_SKIP_BELOW * (double)e->total;
+    esmm_plan_stats_t stats = e->steps;
+    esmm_plan_decide(&stats, m, n, k, esmm_plan_normal_slow(op_a, op_b),
+                     esmm_plan_swapped_slow(op_a, op_b));
+    return stats.decision != ESMM_PLAN_DENSE;
 }
 
 /* ---- storage ------------------------------------------------------------ */
@@ -690,8 +721,8 @@ static void verify_same_bits(const float *got, const float *dense, const staged_
 
 /* What esmm_get_last_info says about the path that just ran. Work is checked
  * only for finite inputs: NaN/Inf slices may add work the masks do not count. */
-static void verify_info(const target_t *t, path_t path, const expected_t *e, const char *label,
-                        int check_work)
+static void verify_info(const target_t *t, path_t path, const expected_t *e,
+                        const esmm_gemm_problem_t *p, const char *label, int check_work)
 {
     esmm_info_t info;
     memset(&info, 0, sizeof info);
@@ -721,7 +752,7 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e, con
     /* The planner's choice: esmm_sgemm and esmm_sgemm_patterns. */
     if (!check_work)
         return;
-    if (plan_is_sparse(e)) {
+    if (plan_is_sparse(t, e, p->m, p->n, p->k, p->op_a, p->op_b)) {
         CHECK(info.path == ESMM_PATH_SPARSE && strcmp(kernel, t->skip[2]) == 0 &&
                   near(info.work_fraction, work_fraction(e, ESMM_SKIP_BY_BOTH)),
               "%s %s: the masks leave %.6f of the work (skip expected); reported path %d "
@@ -773,7 +804,7 @@ static void run_config(const target_t *t, buffers_t *buf, const operands_t *o, c
               path_label(t, (path_t)path), esmm_status_string(st));
         if (st != ESMM_STATUS_SUCCESS)
             continue;
-        verify_info(t, (path_t)path, &o->expected, s.label, !non_finite);
+        verify_info(t, (path_t)path, &o->expected, &s.p, s.label, !non_finite);
         if (path == PATH_DENSE)
             verify_dense(dst, &s, o);
         else

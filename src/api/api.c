@@ -297,7 +297,8 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         esmm_plan_stats_t *stats = (esmm_plan_stats_t *)((uint8_t *)handle->workspace +
                                                          layout.stats);
         last->device_stats = stats;
-        st = esmm_cuda_plan(&masks, p->m, p->n, p->k, skip, stats, handle->stream);
+        st = esmm_cuda_plan(&masks, p->m, p->n, p->k, p->op_a, p->op_b, skip, stats,
+                            handle->stream);
         if (st != ESMM_STATUS_SUCCESS)
             return st;
         if (request->kind == RUN_SKIP)
@@ -310,7 +311,7 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
     }
     esmm_plan_count(&a, &b, p->k, skip, &last->host_stats);
     if (request->kind == RUN_PLANNED &&
-        !esmm_plan_selects_sparse(&last->host_stats, p->m, p->n, p->k)) {
+        !esmm_plan_cpu_selects_skip(&last->host_stats, p->m, p->n, p->k)) {
         last->path = ESMM_PATH_DENSE;
         last->kernel = cpu_kernel_names[0];
         return esmm_cpu_sgemm(p);
@@ -324,7 +325,7 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
                                  esmm_pattern_t pattern_b)
 {
     esmm_last_call_t *last = &handle->last;
-    *last = (esmm_last_call_t){ESMM_PATH_NONE, NULL, p->m, p->n, p->k, 0, 0, NULL, {0, 0, 0}, 0.0};
+    *last = (esmm_last_call_t){.path = ESMM_PATH_NONE, .m = p->m, .n = p->n, .k = p->k};
     if (p->m == 0 || p->n == 0)
         return ESMM_STATUS_SUCCESS;
     if (p->k == 0 || p->alpha == 0.0f)

@@ -146,8 +146,8 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
     info->density_b = fraction(stats.bits_b, (unsigned long long)esmm_pattern_strips(last->n) * k);
     info->work_fraction = fraction(stats.work, esmm_plan_total(last->m, last->n, last->k));
     if (last->kernel == NULL) {
-        /* The device chose between the two queued kernels by this rule. */
-        const int sparse = esmm_plan_selects_sparse(&stats, last->m, last->n, last->k);
+        /* The device chose among the queued kernels. */
+        const int sparse = stats.decision != ESMM_PLAN_DENSE;
         info->path = sparse ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
         info->kernel = sparse ? "sparse-joint" : "pipelined";
     }

@@ -55,20 +55,83 @@ typedef enum {
 /* Written on the device by esmm_cuda_plan; the host reads it only in
  * esmm_get_last_info. work counts the (strip of A, strip of B, k) triples
  * whose product the masks do not prove zero, out of
- * ceil(m/32) * ceil(n/32) * k. */
+ * ceil(m/32) * ceil(n/32) * k. steps_* count the (CTA, k) steps the skipping
+ * kernel runs in each orientation: with A's strips leading (normal) it lists,
+ * per strip of A, the k where the strip and any of 8 B strips are nonzero;
+ * swapped, the same with the roles exchanged. */
 typedef struct {
     unsigned long long work;
     unsigned long long bits_a, bits_b; /* set mask bits of each operand */
+    unsigned long long steps_normal, steps_swapped;
+    unsigned int blocks_done; /* the last plan block to finish decides */
+    int decision;             /* an esmm_plan_decision_t */
+    int orientation;          /* the cheaper skipping orientation, even when dense wins */
 } esmm_plan_stats_t;
 
-/* The planner's rule, shared by the device gate and the host report: the
- * zero-skipping kernel runs when at most this fraction of the work remains. */
-#define ESMM_SPARSE_WORK_NUMERATOR 6ULL
-#define ESMM_SPARSE_WORK_DENOMINATOR 10ULL
+typedef enum {
+    ESMM_PLAN_DENSE = 0,
+    ESMM_PLAN_SKIP_NORMAL = 1, /* skipping kernel, A's strips leading */
+    ESMM_PLAN_SKIP_SWAPPED = 2 /* skipping kernel on C^T, B's strips leading */
+} esmm_plan_decision_t;
 
-/* Fills *stats (device memory) from the masks. */
+/* The skipping kernel runs when its steps, weighted by how fast its copy
+ * layouts are (ESMM_PLAN_SLOW_LAYOUT when the 256-wide operand must be
+ * transposed on the way in: measured 1.3x slower), are at most this fraction
+ * of a dense pass (at full density it runs at 0.78x the dense kernel's speed). */
+#define ESMM_PLAN_SKIP_BELOW 0.6
+#define ESMM_PLAN_SLOW_LAYOUT 1.3
+#define ESMM_PLAN_TILE_STRIPS 8 /* B strips (256 columns) per CTA of the skipping kernel */
+
+#ifdef __CUDACC__
+#define ESMM_HOST_DEVICE __host__ __device__
+#else
+#define ESMM_HOST_DEVICE
+#endif
+
+/* Fills decision and orientation from complete statistics: normal_slow /
+ * swapped_slow say whether that orientation's wide operand is transposed on
+ * the way in. */
+static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
+                                                     int64_t n, int64_t k, int normal_slow,
+                                                     int swapped_slow)
+{
+    const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
+    const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
+                                    (32 * ESMM_PLAN_TILE_STRIPS));
+    const double tiles_b = (double)((n + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
+                                    (32 * ESMM_PLAN_TILE_STRIPS));
+    const double cost_normal = (double)s->steps_normal / (strips_a * tiles_b * (double)k) *
+                               (normal_slow ? ESMM_PLAN_SLOW_LAYOUT : 1.0);
+    const double cost_swapped = (double)s->steps_swapped / (strips_b * tiles_a * (double)k) *
+                                (swapped_slow ? ESMM_PLAN_SLOW_LAYOUT : 1.0);
+    const int normal = cost_normal <= cost_swapped;
+    s->orientation = normal ? ESMM_PLAN_SKIP_NORMAL : ESMM_PLAN_SKIP_SWAPPED;
+    s->decision = (normal ? cost_normal : cost_swapped) > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE
+                                                                               : s->orientation;
+}
+
+/* Whether the skipping kernel's copy layout is slow in each orientation:
+ * the wide (B-place) operand is transposed on the way in when it is op(B) = B^T
+ * (normal) or, swapped, op(A) = A. */
+static inline ESMM_HOST_DEVICE int esmm_plan_normal_slow(esmm_operation_t op_a,
+                                                         esmm_operation_t op_b)
+{
+    (void)op_a;
+    return op_b == ESMM_OP_T;
+}
+
+static inline ESMM_HOST_DEVICE int esmm_plan_swapped_slow(esmm_operation_t op_a,
+                                                          esmm_operation_t op_b)
+{
+    (void)op_b;
+    return op_a == ESMM_OP_N;
+}
+
+/* Fills *stats (device memory) from the masks, decision included (op_a and
+ * op_b give the copy layouts the decision weighs). */
 esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, int64_t k,
-                             esmm_skip_by_t skip, esmm_plan_stats_t *stats, void *stream);
+                             esmm_operation_t op_a, esmm_operation_t op_b, esmm_skip_by_t skip,
+                             esmm_plan_stats_t *stats, void *stream);
 
 /* The zero-skipping product. plan (device memory, filled by esmm_cuda_plan)
  * is read when skipping by both operands; with planned != 0 the product runs

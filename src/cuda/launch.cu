@@ -148,10 +148,12 @@ extern "C" const char *esmm_cuda_build_architectures(void)
 }
 
 extern "C" esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n,
-                                        int64_t k, esmm_skip_by_t skip,
-                                        esmm_plan_stats_t *stats, void *stream)
+                                        int64_t k, esmm_operation_t op_a, esmm_operation_t op_b,
+                                        esmm_skip_by_t skip, esmm_plan_stats_t *stats,
+                                        void *stream)
 {
-    return status_from(launch_plan(*masks, m, n, k, skip, stats, static_cast<cudaStream_t>(stream)));
+    return status_from(launch_plan(*masks, m, n, k, op_a, op_b, skip, stats,
+                                   static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,

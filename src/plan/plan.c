@@ -6,10 +6,9 @@ unsigned long long esmm_plan_total(int64_t m, int64_t n, int64_t k)
            (unsigned long long)k;
 }
 
-int esmm_plan_selects_sparse(const esmm_plan_stats_t *stats, int64_t m, int64_t n, int64_t k)
+int esmm_plan_cpu_selects_skip(const esmm_plan_stats_t *stats, int64_t m, int64_t n, int64_t k)
 {
-    return stats->work * ESMM_SPARSE_WORK_DENOMINATOR <=
-           esmm_plan_total(m, n, k) * ESMM_SPARSE_WORK_NUMERATOR;
+    return (double)stats->work <= ESMM_PLAN_CPU_SKIP_BELOW * (double)esmm_plan_total(m, n, k);
 }
 
 /* Bits of k-block kb that exist. */
@@ -39,7 +38,7 @@ static unsigned long long count_block(const esmm_strip_masks_t *masks, int64_t k
 void esmm_plan_count(const esmm_strip_masks_t *a, const esmm_strip_masks_t *b, int64_t k,
                      esmm_skip_by_t skip, esmm_plan_stats_t *stats)
 {
-    stats->work = stats->bits_a = stats->bits_b = 0;
+    *stats = (esmm_plan_stats_t){0};
     for (int64_t kb = 0; kb < a->kblocks; kb++) {
         unsigned long long count_a[8] = {0}, count_b[8] = {0};
         stats->bits_a += count_block(a, kb, k, skip & ESMM_SKIP_BY_A, count_a);

@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
 {
     // Queued beside the zero-skipping kernel: the plan on the device decides
     // which of the two runs.
-    if (gate != nullptr && plan_selects_sparse(gate, p.m, p.n, p.k))
+    if (gate != nullptr && gate->decision != ESMM_PLAN_DENSE)
         return;
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;

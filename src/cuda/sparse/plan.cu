@@ -1,7 +1,12 @@
-// The planner's statistics from the masks: for every k, how many strips of A
-// and of B have it set; the work left is the sum over k of their product.
-// A block takes KB_PER_BLOCK k-blocks; its threads split the strips, so each
-// thread makes only a few independent loads.
+// The planner's statistics from the masks, and its decision. For every k,
+// count_x[k] is how many strips of op(X) have it set and tiles_x[k] how many
+// groups of 8 strips (a skipping-kernel tile's width) have it set in any
+// strip. Then
+//   work          = sum_k count_a * count_b   (strip pairs left to multiply)
+//   steps_normal  = sum_k count_a * tiles_b   (CTA steps, A's strips leading)
+//   steps_swapped = sum_k count_b * tiles_a   (CTA steps, B's strips leading)
+// A block takes KB_PER_BLOCK k-blocks; its threads split the tiles, so each
+// makes only a few independent loads. The last block to finish decides.
 #include <cuda_runtime.h>
 
 #include "cuda/sparse/plan.cuh"
@@ -9,8 +14,9 @@
 namespace {
 
 constexpr int KB_PER_BLOCK = 8;
-constexpr int STRIP_GROUPS = 32;
-constexpr int THREADS = KB_PER_BLOCK * STRIP_GROUPS;
+constexpr int TILE_GROUPS = 32;
+constexpr int THREADS = KB_PER_BLOCK * TILE_GROUPS;
+constexpr int TILE = ESMM_PLAN_TILE_STRIPS;
 
 // The mask byte of an operand that is not skipped by: every k of the block
 // that exists.
@@ -20,26 +26,40 @@ __device__ unsigned k_block_mask(int64_t kb, int64_t k)
     return left >= 8 ? 0xffu : (1u << left) - 1u;
 }
 
-// Adds this thread's per-bit strip counts of one operand into counts[kb][bit]
-// and returns its set-bit total.
-__device__ unsigned long long count_strips(const uint8_t *bits, int64_t strips, int64_t kblocks,
-                                           int64_t kb, int64_t k, bool skipped_by,
-                                           int group, int (*counts)[8], int kb_local)
+struct bit_counts {
+    int strips[KB_PER_BLOCK][8]; // strips with bit i of k-block kb_local set
+    int tiles[KB_PER_BLOCK][8];  // tiles with it set in any strip
+};
+
+// Adds this thread's tiles of one operand into counts and returns its set bits.
+__device__ unsigned long long count_operand(const uint8_t *bits, int64_t strips, int64_t kblocks,
+                                            int64_t kb, int64_t k, bool skipped_by, int group,
+                                            bit_counts &counts, int kb_local)
 {
     unsigned long long set = 0;
-    int local[8] = {};
-    for (int64_t s = group; s < strips; s += STRIP_GROUPS) {
-        const unsigned b = bits[s * kblocks + kb];
-        set += __popc(b);
-        const unsigned used = skipped_by ? b : k_block_mask(kb, k);
+    int strip_count[8] = {}, tile_count[8] = {};
+    for (int64_t t0 = (int64_t)group * TILE; t0 < strips; t0 += (int64_t)TILE_GROUPS * TILE) {
+        unsigned any = 0;
+        for (int64_t s = t0; s < t0 + TILE && s < strips; ++s) {
+            const unsigned b = bits[s * kblocks + kb];
+            set += __popc(b);
+            const unsigned used = skipped_by ? b : k_block_mask(kb, k);
+            any |= used;
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+                strip_count[i] += (used >> i) & 1u;
+        }
 #pragma unroll
         for (int i = 0; i < 8; ++i)
-            local[i] += (used >> i) & 1u;
+            tile_count[i] += (any >> i) & 1u;
     }
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
-        if (local[i])
-            atomicAdd(&counts[kb_local][i], local[i]);
+    for (int i = 0; i < 8; ++i) {
+        if (strip_count[i])
+            atomicAdd(&counts.strips[kb_local][i], strip_count[i]);
+        if (tile_count[i])
+            atomicAdd(&counts.tiles[kb_local][i], tile_count[i]);
+    }
     return set;
 }
 
@@ -52,47 +72,75 @@ __device__ void add_block_total(unsigned long long value, unsigned long long *ta
 }
 
 __global__ void __launch_bounds__(THREADS)
-    plan_kernel(esmm_masks_t masks, int64_t strips_a, int64_t strips_b, int64_t kblocks,
-                int64_t k, int skip, esmm_plan_stats_t *stats)
+    plan_kernel(esmm_masks_t masks, int64_t m, int64_t n, int64_t k, int skip, int normal_slow,
+                int swapped_slow, esmm_plan_stats_t *stats)
 {
-    __shared__ int count_a[KB_PER_BLOCK][8], count_b[KB_PER_BLOCK][8];
+    __shared__ bit_counts count_a, count_b;
+    __shared__ bool last_block;
+    const int64_t strips_a = (m + 31) / 32, strips_b = (n + 31) / 32, kblocks = (k + 7) / 8;
     const int kb_local = threadIdx.x % KB_PER_BLOCK, group = threadIdx.x / KB_PER_BLOCK;
-    if (threadIdx.x < KB_PER_BLOCK * 8) {
-        (&count_a[0][0])[threadIdx.x] = 0;
-        (&count_b[0][0])[threadIdx.x] = 0;
+    for (int i = threadIdx.x; i < KB_PER_BLOCK * 8; i += THREADS) {
+        (&count_a.strips[0][0])[i] = (&count_a.tiles[0][0])[i] = 0;
+        (&count_b.strips[0][0])[i] = (&count_b.tiles[0][0])[i] = 0;
     }
     __syncthreads();
     const int64_t kb = blockIdx.x * (int64_t)KB_PER_BLOCK + kb_local;
     unsigned long long set_a = 0, set_b = 0;
     if (kb < kblocks) {
-        set_a = count_strips(masks.a_bits, strips_a, kblocks, kb, k, skip & ESMM_SKIP_BY_A,
-                             group, count_a, kb_local);
-        set_b = count_strips(masks.b_bits, strips_b, kblocks, kb, k, skip & ESMM_SKIP_BY_B,
-                             group, count_b, kb_local);
+        set_a = count_operand(masks.a_bits, strips_a, kblocks, kb, k, skip & ESMM_SKIP_BY_A,
+                              group, count_a, kb_local);
+        set_b = count_operand(masks.b_bits, strips_b, kblocks, kb, k, skip & ESMM_SKIP_BY_B,
+                              group, count_b, kb_local);
     }
     __syncthreads();
-    unsigned long long work = 0;
-    if (threadIdx.x < KB_PER_BLOCK * 8)
-        work = (unsigned long long)(&count_a[0][0])[threadIdx.x] *
-               (unsigned long long)(&count_b[0][0])[threadIdx.x];
+    unsigned long long work = 0, normal = 0, swapped = 0;
+    if (threadIdx.x < KB_PER_BLOCK * 8) {
+        const int i = threadIdx.x;
+        const unsigned long long ca = (&count_a.strips[0][0])[i], cb = (&count_b.strips[0][0])[i];
+        work = ca * cb;
+        normal = ca * (unsigned long long)(&count_b.tiles[0][0])[i];
+        swapped = cb * (unsigned long long)(&count_a.tiles[0][0])[i];
+    }
     add_block_total(work, &stats->work);
+    add_block_total(normal, &stats->steps_normal);
+    add_block_total(swapped, &stats->steps_swapped);
     add_block_total(set_a, &stats->bits_a);
     add_block_total(set_b, &stats->bits_b);
+
+    // The last block sees every block's totals and writes the decision.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        last_block = atomicAdd(&stats->blocks_done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last_block && threadIdx.x == 0) {
+        __threadfence();
+        // Atomic reads: the totals are complete, but may not be in this SM's L1.
+        esmm_plan_stats_t totals = {};
+        totals.steps_normal = atomicAdd(&stats->steps_normal, 0ull);
+        totals.steps_swapped = atomicAdd(&stats->steps_swapped, 0ull);
+        esmm_plan_decide(&totals, m, n, k, normal_slow, swapped_slow);
+        stats->decision = totals.decision;
+        stats->orientation = totals.orientation;
+    }
 }
 
 } // namespace
 
 cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t k,
-                        esmm_skip_by_t skip, esmm_plan_stats_t *stats, cudaStream_t stream)
+                        esmm_operation_t op_a, esmm_operation_t op_b, esmm_skip_by_t skip,
+                        esmm_plan_stats_t *stats, cudaStream_t stream)
 {
-    const int64_t strips_a = (m + 31) / 32, strips_b = (n + 31) / 32, kblocks = (k + 7) / 8;
     cudaError_t err = cudaMemsetAsync(stats, 0, sizeof *stats, stream);
     if (err != cudaSuccess)
         return err;
+    const int64_t kblocks = (k + 7) / 8;
     const int64_t blocks = (kblocks + KB_PER_BLOCK - 1) / KB_PER_BLOCK;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    plan_kernel<<<(unsigned)blocks, THREADS, 0, stream>>>(masks, strips_a, strips_b, kblocks, k,
-                                                          (int)skip, stats);
+    plan_kernel<<<(unsigned)blocks, THREADS, 0, stream>>>(
+        masks, m, n, k, (int)skip, esmm_plan_normal_slow(op_a, op_b),
+        esmm_plan_swapped_slow(op_a, op_b), stats);
     return cudaGetLastError();
 }

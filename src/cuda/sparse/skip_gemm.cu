@@ -258,18 +258,17 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
 {
     if (p.k > 0x7fffffffLL - 8)
         return cudaErrorInvalidValue; // the list holds k as int
-    skip_gate gate = {plan, p.m, p.n, p.k, planned, skip_gate::EITHER};
     // Skipping by one operand puts it in A's place; skipping by both queues
-    // both orientations and lets the plan pick the sparser operand for A's
-    // place on the device.
+    // both orientations and the plan on the device lets one run.
+    const bool both = skip == ESMM_SKIP_BY_BOTH;
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
-        gate.orientation = skip == ESMM_SKIP_BY_BOTH ? skip_gate::SPARSER_A : skip_gate::EITHER;
+        const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_NORMAL : 0};
         skip_launch launch = {masks, (int)skip, gate, stream};
         err = dispatch_operand_layouts<false>(p, launch);
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
-        gate.orientation = skip == ESMM_SKIP_BY_BOTH ? skip_gate::SPARSER_B : skip_gate::EITHER;
+        const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_SWAPPED : 0};
         const esmm_masks_t swapped = {masks.b_bits, masks.b_nonfinite, masks.a_bits,
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
