@@ -117,9 +117,11 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  *
  * Operand patterns can be extracted once and reused while the operand does not
  * change (for example weights): the caller promises the data is unchanged.
- * A pattern belongs to the handle that made it and to the op, shape and
- * storage it was extracted from; passing it with a different shape or op gives
- * ESMM_STATUS_INVALID_VALUE.
+ * A pattern may be used by any handle of the backend (and, on CUDA, the device)
+ * that extracted it, with the operand, op and shape it was extracted from;
+ * a different backend, operand, op or shape gives ESMM_STATUS_INVALID_VALUE.
+ * esmm_pattern_extract_* allocate (and on CUDA synchronise the device): keep
+ * them out of hot loops.
  */
 typedef struct esmm_operand_pattern *esmm_pattern_t;
 
@@ -178,7 +180,11 @@ esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
  * so synchronises the device: do a first call of each size before capturing a
  * CUDA graph). Alternatively the caller lends one: esmm_workspace_size says
  * how many bytes a problem needs, and esmm_set_workspace(handle, ptr, bytes)
- * makes calls use it (ptr = NULL returns to the handle's own).
+ * makes calls use it (ptr = NULL, bytes = 0 returns to the handle's own). A
+ * lent workspace is device memory on the CUDA backend and host memory on the
+ * CPU backend, 256-byte aligned (cudaMalloc's is), and must stay valid while
+ * work queued on it runs; a product that needs more than was lent returns
+ * ESMM_STATUS_INVALID_VALUE.
  */
 size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k);
 esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t bytes);
