@@ -18,6 +18,7 @@
 #include "cpu/cpu_backend.h"
 #include "cuda/cuda_backend.h"
 #include "esmm.h"
+#include "test_support.h"
 
 /* Every operand lives in a buffer of BUF_LEN floats: all the valid layouts
  * used below fit, and a bad call never gets to read them. */
@@ -41,23 +42,11 @@ static const char *backend_label(esmm_backend_t backend)
     return backend == ESMM_BACKEND_CUDA ? "cuda" : "cpu";
 }
 
-static const char *op_label(esmm_operation_t op)
-{
-    return op == ESMM_OP_N ? "N" : op == ESMM_OP_T ? "T" : "?";
-}
-
 static const char *entry_label(const entry_t *e)
 {
     if (!e->by_name)
         return "esmm_sgemm";
     return e->kernel != NULL ? e->kernel : "(NULL kernel name)";
-}
-
-static uint32_t float_bits(float x)
-{
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    return bits;
 }
 
 static int cuda_ok(cudaError_t err, const char *what)

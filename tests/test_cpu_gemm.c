@@ -10,14 +10,7 @@
 
 #include "check.h"
 #include "cpu/cpu_backend.h"
-
-static uint64_t rng_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "test_support.h"
 
 /* Uniform in [-1, 1), a multiple of 2^-23. */
 static float rng_unit(uint64_t *state)
@@ -28,12 +21,7 @@ static float rng_unit(uint64_t *state)
 /* True with probability p. */
 static int rng_chance(uint64_t *state, double p)
 {
-    return (double)(rng_next(state) >> 11) * 0x1.0p-53 < p;
-}
-
-static int64_t rng_below(uint64_t *state, int64_t bound)
-{
-    return (int64_t)(rng_next(state) % (uint64_t)bound);
+    return rng_uniform(state) < p;
 }
 
 /* A stored row-major matrix. Row padding past `cols` holds NaN, so reading it
@@ -47,11 +35,7 @@ static matrix_t matrix_new(int64_t rows, int64_t cols, int64_t pad)
 {
     matrix_t x = {rows, cols, cols + pad, NULL};
     int64_t count = rows * x.ld > 0 ? rows * x.ld : 1;
-    x.v = malloc((size_t)count * sizeof(float));
-    if (x.v == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
+    x.v = host_alloc(count, sizeof(float));
     for (int64_t i = 0; i < count; i++)
         x.v[i] = NAN;
     return x;
@@ -121,11 +105,6 @@ static int64_t first_difference(const matrix_t *x, const matrix_t *y)
     return -1;
 }
 
-static const char *op_name(esmm_operation_t op)
-{
-    return op == ESMM_OP_N ? "N" : "T";
-}
-
 /* gamma_n = n u / (1 - n u), u = 2^-24: the classic bound on the relative
  * error of n chained float roundings. */
 static double gamma_n(int64_t n)
@@ -154,12 +133,8 @@ static double check_accuracy(int64_t m, int64_t n, int64_t k, esmm_operation_t o
     matrix_t c_before = matrix_copy(&c);
     matrix_t a_abs = matrix_abs(&a), b_abs = matrix_abs(&b), c_abs = matrix_abs(&c);
 
-    double *ref = malloc((size_t)(m * n) * sizeof(double));
-    double *bound = malloc((size_t)(m * n) * sizeof(double));
-    if (ref == NULL || bound == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
+    double *ref = host_alloc(m * n, sizeof(double));
+    double *bound = host_alloc(m * n, sizeof(double));
     esmm_gemm_problem_t p = problem(op_a, op_b, m, n, k, alpha, &a, &b, beta, &c);
     esmm_gemm_problem_t p_abs =
         problem(op_a, op_b, m, n, k, fabsf(alpha), &a_abs, &b_abs, fabsf(beta), &c_abs);
@@ -168,7 +143,7 @@ static double check_accuracy(int64_t m, int64_t n, int64_t k, esmm_operation_t o
 
     esmm_status_t st = esmm_cpu_sgemm(&p);
     CHECK(st == ESMM_STATUS_SUCCESS, "sgemm %ldx%ldx%ld %s%s: status %d", (long)m, (long)n,
-          (long)k, op_name(op_a), op_name(op_b), (int)st);
+          (long)k, op_label(op_a), op_label(op_b), (int)st);
 
     const double relative = gamma_n(k + 2) + (double)(k + 2) * DBL_EPSILON;
     int64_t bad = 0, bad_i = 0, bad_j = 0;
@@ -190,7 +165,7 @@ static double check_accuracy(int64_t m, int64_t n, int64_t k, esmm_operation_t o
     CHECK(bad == 0,
           "sgemm %ldx%ldx%ld %s%s alpha=%g beta=%g pad=%ld: %ld elements off, first (%ld,%ld): "
           "got %.9g want %.17g bound %.3g",
-          (long)m, (long)n, (long)k, op_name(op_a), op_name(op_b), alpha, beta, (long)pad,
+          (long)m, (long)n, (long)k, op_label(op_a), op_label(op_b), alpha, beta, (long)pad,
           (long)bad, (long)bad_i, (long)bad_j, bad ? c.v[bad_i * c.ld + bad_j] : 0.0f,
           bad ? ref[bad_i * n + bad_j] : 0.0, bad ? relative * bound[bad_i * n + bad_j] : 0.0);
 
@@ -260,14 +235,14 @@ static void test_exact_small(void)
         esmm_gemm_problem_t p = problem(op_a, op_b, 2, 2, 3, 2.0f, &a, &b, -1.0f, &c);
         double ref[4];
         esmm_cpu_reference_gemm(&p, ref, 2);
-        CHECK(esmm_cpu_sgemm(&p) == ESMM_STATUS_SUCCESS, "exact %s%s: status", op_name(op_a),
-              op_name(op_b));
+        CHECK(esmm_cpu_sgemm(&p) == ESMM_STATUS_SUCCESS, "exact %s%s: status", op_label(op_a),
+              op_label(op_b));
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 2; j++) {
                 CHECK(ref[i * 2 + j] == expected[i][j], "reference %s%s (%d,%d): %g want %g",
-                      op_name(op_a), op_name(op_b), i, j, ref[i * 2 + j], expected[i][j]);
+                      op_label(op_a), op_label(op_b), i, j, ref[i * 2 + j], expected[i][j]);
                 CHECK(c.v[i * c.ld + j] == expected[i][j], "sgemm %s%s (%d,%d): %g want %g",
-                      op_name(op_a), op_name(op_b), i, j, c.v[i * c.ld + j], expected[i][j]);
+                      op_label(op_a), op_label(op_b), i, j, c.v[i * c.ld + j], expected[i][j]);
             }
         matrix_free(&a);
         matrix_free(&b);
@@ -477,7 +452,7 @@ static void check_skip_case(int64_t m, int64_t n, int64_t k, esmm_operation_t op
         CHECK(st == ESMM_STATUS_SUCCESS && diff < 0,
               "skip-%s %ldx%ldx%ld %s%s pad=%ld %s%s seed=%llu: status %d, first difference at "
               "%ld (dense %.9g, skip %.9g)",
-              mode_names[i], (long)m, (long)n, (long)k, op_name(op_a), op_name(op_b), (long)pad,
+              mode_names[i], (long)m, (long)n, (long)k, op_label(op_a), op_label(op_b), (long)pad,
               zero_style_names[style], nonfinite ? " +NaN/Inf" : "", (unsigned long long)seed,
               (int)st, (long)diff, diff < 0 ? 0.0f : dense.v[diff], diff < 0 ? 0.0f : skip.v[diff]);
         matrix_free(&skip);

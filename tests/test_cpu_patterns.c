@@ -2,25 +2,12 @@
  * element at a time, byte for byte; and the pattern buffer lifecycle. */
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "cpu/cpu_backend.h"
-
-static uint64_t rng_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *state)
-{
-    return (double)(rng_next(state) >> 11) * 0x1.0p-53;
-}
+#include "test_support.h"
 
 /* Bytes written past the pattern buffers are caught by these guards. */
 #define GUARD_BYTES 16
@@ -76,24 +63,6 @@ static void naive_pattern(const float *x, int64_t ld, int transposed, int64_t ro
     }
 }
 
-static void *checked_malloc(size_t bytes)
-{
-    void *p = malloc(bytes > 0 ? bytes : 1);
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-static int guard_intact(const uint8_t *guard)
-{
-    for (int i = 0; i < GUARD_BYTES; i++)
-        if (guard[i] != GUARD_VALUE)
-            return 0;
-    return 1;
-}
-
 /* One operand: rows is m for A and n for B; the storage follows the op. */
 static void check_extract(int is_a, esmm_operation_t op, int64_t rows, int64_t k, int64_t pad,
                           value_style_t style, uint64_t seed)
@@ -103,22 +72,22 @@ static void check_extract(int is_a, esmm_operation_t op, int64_t rows, int64_t k
     const int k_major = is_a ? op == ESMM_OP_T : op == ESMM_OP_N;
     const int64_t stored_rows = k_major ? k : rows, stored_cols = k_major ? rows : k;
     const int64_t ld = stored_cols + pad;
-    float *x = checked_malloc((size_t)(stored_rows * ld) * sizeof(float));
+    float *x = host_alloc(stored_rows * ld, sizeof(float));
     for (int64_t i = 0; i < stored_rows; i++)
         for (int64_t j = 0; j < ld; j++)
             x[i * ld + j] = j < stored_cols ? random_value(style, &rng) : NAN;
     if (style == VALUES_SINGLE) {
-        int64_t i = (int64_t)(rng_next(&rng) % (uint64_t)stored_rows);
-        int64_t j = (int64_t)(rng_next(&rng) % (uint64_t)stored_cols);
+        int64_t i = rng_below(&rng, stored_rows);
+        int64_t j = rng_below(&rng, stored_cols);
         x[i * ld + j] = 0.5f;
     }
 
     const int64_t bytes = ((rows + 31) / 32) * ((k + 7) / 8);
-    uint8_t *want_bits = checked_malloc((size_t)bytes), *want_nonfinite = checked_malloc((size_t)bytes);
+    uint8_t *want_bits = host_alloc(bytes, 1), *want_nonfinite = host_alloc(bytes, 1);
     naive_pattern(x, ld, k_major, rows, k, want_bits, want_nonfinite);
 
-    uint8_t *got_bits = checked_malloc((size_t)bytes + GUARD_BYTES);
-    uint8_t *got_nonfinite = checked_malloc((size_t)bytes + GUARD_BYTES);
+    uint8_t *got_bits = host_alloc(bytes + GUARD_BYTES, 1);
+    uint8_t *got_nonfinite = host_alloc(bytes + GUARD_BYTES, 1);
     memset(got_bits, GARBAGE_VALUE, (size_t)bytes);
     memset(got_nonfinite, GARBAGE_VALUE, (size_t)bytes);
     memset(got_bits + bytes, GUARD_VALUE, GUARD_BYTES);
@@ -134,7 +103,8 @@ static void check_extract(int is_a, esmm_operation_t op, int64_t rows, int64_t k
           "extract_%s op %s rows=%ld k=%ld pad=%ld %s seed=%llu: bytes differ from the definition",
           is_a ? "a" : "b", op == ESMM_OP_N ? "N" : "T", (long)rows, (long)k, (long)pad,
           value_style_names[style], (unsigned long long)seed);
-    CHECK(guard_intact(got_bits + bytes) && guard_intact(got_nonfinite + bytes),
+    CHECK(bytes_all_equal(got_bits + bytes, GUARD_BYTES, GUARD_VALUE) &&
+              bytes_all_equal(got_nonfinite + bytes, GUARD_BYTES, GUARD_VALUE),
           "extract_%s op %s rows=%ld k=%ld: wrote past the buffers", is_a ? "a" : "b",
           op == ESMM_OP_N ? "N" : "T", (long)rows, (long)k);
 
@@ -167,7 +137,7 @@ static void test_a_b_duality(void)
 {
     const int64_t rows = 71, k = 45;
     uint64_t rng = 5;
-    float *x = checked_malloc((size_t)(rows * k) * sizeof(float));
+    float *x = host_alloc(rows * k, sizeof(float));
     for (int64_t i = 0; i < rows * k; i++)
         x[i] = random_value(VALUES_MIXED, &rng);
     esmm_strip_masks_t pa, pb;

@@ -14,20 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <cuda_runtime_api.h>
 
 #include "check.h"
 #include "cpu/cpu_backend.h"
 #include "esmm.h"
 #include "gemm_problem.h"
+#include "test_support.h"
+#include "test_support_cuda.h"
 
 /* Poisoned floats before and after each matrix; 128 bytes keep the 16-byte
  * alignment of the allocation, so only the chosen offsets misalign. */
 #define GUARD 32
-/* A quiet NaN whose payload no arithmetic produces. */
-#define POISON_BITS 0x7FDEAD01u
 /* |C - reference| <= TOL_FACTOR * (k + 2) * FLT_EPSILON * (|alpha| sum|a||b| + |beta||c|).
  * Any summation order of k products, then alpha and beta*C, stays within
  * (k + 2) unit roundoffs (FLT_EPSILON / 2) of that scale: the factor is a
@@ -80,7 +77,6 @@ typedef struct {
 
 static const offsets_t offset_cases[] = {{0, 0, 0}, {1, 1, 1}, {2, 0, 3}};
 
-#define COUNT_OF(x) (sizeof(x) / sizeof((x)[0]))
 #define MAX_CONFIGS (4 * COUNT_OF(scalar_cases) * COUNT_OF(ld_pads) * COUNT_OF(offset_cases))
 
 typedef struct {
@@ -121,59 +117,16 @@ typedef struct {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void cuda_must(cudaError_t err, const char *what)
-{
-    if (err == cudaSuccess)
-        return;
-    CHECK(0, "%s: %s (stopping: the CUDA context may be unusable)", what, cudaGetErrorString(err));
-    exit(check_finish());
-}
-
-static void *host_alloc(int64_t count, size_t size)
-{
-    void *p = malloc((size_t)(count > 0 ? count : 1) * size);
-    if (p == NULL) {
-        CHECK(0, "out of host memory");
-        exit(check_finish());
-    }
-    return p;
-}
-
-static uint32_t float_bits(float x)
-{
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    return bits;
-}
-
-static float poison_value(void)
-{
-    const uint32_t bits = POISON_BITS;
-    float x;
-    memcpy(&x, &bits, sizeof x);
-    return x;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static uint64_t rng_state;
 
-/* Uniform in (-1, 1) and never 0, so every product carries information. */
+/* Uniform in (-1, 1) and never 0, so every product carries information.
+ * This test's own stream (a 64-bit LCG, one draw per value), not the
+ * SplitMix64 stream of test_support.h: the seeds below select its values. */
 static float next_value(void)
 {
     rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
     const uint32_t x = (uint32_t)(rng_state >> 40); /* 24 bits */
     return (float)(((double)x + 0.5) / 8388608.0 - 1.0);
-}
-
-static const char *op_label(esmm_operation_t op)
-{
-    return op == ESMM_OP_N ? "N" : "T";
 }
 
 static const char *path_label(const char *kernel)
@@ -254,16 +207,14 @@ static int64_t buffer_cap(int64_t rows, int64_t cols)
 static buffer_t buffer_alloc(int64_t cap)
 {
     buffer_t b = {NULL, NULL, cap};
-    void *dev = NULL;
-    cuda_must(cudaMalloc(&dev, (size_t)cap * sizeof(float)), "cudaMalloc");
-    b.dev = dev;
+    b.dev = device_alloc((size_t)cap * sizeof(float));
     b.host = host_alloc(cap, sizeof(float));
     return b;
 }
 
 static void buffer_free(buffer_t *b)
 {
-    cuda_must(cudaFree(b->dev), "cudaFree");
+    device_free(b->dev);
     free(b->host);
 }
 
@@ -316,17 +267,14 @@ static layout_t stage_matrix(buffer_t *buf, esmm_operation_t op, const float *x,
 
 static void upload(const buffer_t *buf, const layout_t *l)
 {
-    cuda_must(cudaMemcpy(buf->dev, buf->host, (size_t)l->len * sizeof(float),
-                         cudaMemcpyHostToDevice),
-              "cudaMemcpy to device");
+    device_upload(buf->dev, buf->host, (size_t)l->len * sizeof(float));
 }
 
 /* Waits for the legacy default stream the handle uses, then copies C back. */
 static void download(float *dst, const buffer_t *buf, const layout_t *l)
 {
     cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a GEMM");
-    cuda_must(cudaMemcpy(dst, buf->dev, (size_t)l->len * sizeof(float), cudaMemcpyDeviceToHost),
-              "cudaMemcpy to host");
+    device_download(dst, buf->dev, (size_t)l->len * sizeof(float));
 }
 
 /* ---- one configuration -------------------------------------------------- */
@@ -380,16 +328,6 @@ static esmm_status_t run_path(esmm_handle_t h, const char *kernel, const esmm_ge
                           p->ldb, &p->beta, p->c, p->ldc);
     return esmm_sgemm_kernel(h, kernel, p->op_a, p->op_b, p->m, p->n, p->k, &p->alpha, p->a,
                              p->lda, p->b, p->ldb, &p->beta, p->c, p->ldc);
-}
-
-/* NaN and Inf must come out where the reference has them. */
-static int close_enough(float got, double want, double tol)
-{
-    if (isnan(want))
-        return isnan(got);
-    if (isinf(want))
-        return (double)got == want;
-    return isfinite(got) && fabs((double)got - want) <= tol;
 }
 
 /* Checks every float of C's buffer: the result inside the matrix, the
@@ -627,15 +565,8 @@ static void check_stream(esmm_handle_t h)
 
 int main(void)
 {
-    int devices = 0;
-    cudaError_t err = cudaGetDeviceCount(&devices);
-    if (err != cudaSuccess || devices == 0) {
-        char why[256];
-        snprintf(why, sizeof why, "no CUDA device (%s): the GPU GEMM tests did not run",
-                 err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount found none");
-        check_skip(why);
+    if (!cuda_device_present("GPU GEMM tests"))
         return check_finish();
-    }
 
     esmm_handle_t h = NULL;
     esmm_status_t st = esmm_create(&h, ESMM_BACKEND_CUDA);

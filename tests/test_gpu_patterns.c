@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-
 #include "check.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/cuda_backend.h"
 #include "esmm.h"
+#include "test_support.h"
+#include "test_support_cuda.h"
 
 /* Floats of NaN before and after the matrix; 128 bytes keep the 16-byte
  * alignment of the allocation, so only the chosen offsets misalign. */
@@ -31,8 +31,6 @@
 /* In the element-wise fills, an element of a nonzero slice is zero with
  * this probability. */
 #define ELEMENT_ZERO_RATE 0.5
-
-#define COUNT_OF(x) (sizeof(x) / sizeof((x)[0]))
 
 typedef struct {
     int64_t rows, k; /* rows: m for A, n for B */
@@ -85,57 +83,17 @@ static const layout_case_t layouts[] = {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void cuda_must(cudaError_t err, const char *what)
-{
-    if (err == cudaSuccess)
-        return;
-    CHECK(0, "%s: %s (stopping: the CUDA context may be unusable)", what, cudaGetErrorString(err));
-    exit(check_finish());
-}
-
-static void *host_alloc(int64_t count, size_t size)
-{
-    void *p = malloc((size_t)(count > 0 ? count : 1) * size);
-    if (p == NULL) {
-        CHECK(0, "out of host memory");
-        exit(check_finish());
-    }
-    return p;
-}
-
-static uint64_t rng_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *state)
-{
-    return (double)(rng_next(state) >> 11) * 0x1.0p-53;
-}
-
-static int64_t rng_below(uint64_t *state, int64_t n)
-{
-    return (int64_t)(rng_next(state) % (uint64_t)n);
-}
-
 static float signed_zero(uint64_t *state)
 {
     return rng_next(state) & 1 ? -0.0f : 0.0f;
 }
 
-/* Uniform in (-1, 1), never zero. */
-static float nonzero_value(uint64_t *state)
+/* Uniform in (-1, 1), never zero, from one draw: this test's own
+ * distribution, not test_support.h's nonzero_value. */
+static float nonzero_uniform(uint64_t *state)
 {
     const double u = rng_uniform(state);
     return (float)(u < 0.5 ? u - 0.5 - 0x1.0p-20 : u - 0.5 + 0x1.0p-20);
-}
-
-static const char *op_label(esmm_operation_t op)
-{
-    return op == ESMM_OP_N ? "N" : "T";
 }
 
 /* ---- the logical operand ------------------------------------------------ */
@@ -156,12 +114,12 @@ static void fill_operand(float *x, int64_t rows, int64_t k, const fill_t *f, uin
             const int on = slice_on[(i / ESMM_PATTERN_STRIP) * k + kk];
             const int element_zero =
                 f->kind == FILL_ELEMENTS && rng_uniform(&rng) < ELEMENT_ZERO_RATE;
-            x[i * k + kk] = on && !element_zero ? nonzero_value(&rng) : signed_zero(&rng);
+            x[i * k + kk] = on && !element_zero ? nonzero_uniform(&rng) : signed_zero(&rng);
         }
     if (rows * k > 0 && f->kind == FILL_SINGLE)
-        x[rng_below(&rng, rows * k)] = nonzero_value(&rng);
+        x[rng_below(&rng, rows * k)] = nonzero_uniform(&rng);
     if (rows * k > 0 && f->kind == FILL_LAST)
-        x[rows * k - 1] = nonzero_value(&rng);
+        x[rows * k - 1] = nonzero_uniform(&rng);
     if (rows * k > 0 && f->kind == FILL_SPECIALS) {
         static const float specials[] = {NAN, -NAN, INFINITY, -INFINITY, 1e-45f, -1e-45f};
         const int64_t count = 1 + rows * k / 200;
@@ -202,11 +160,8 @@ static buffers_t buffers_alloc(int64_t rows, int64_t k)
     /* Enough for either storage of rows x k under every layout case. */
     b.cap = 2 * GUARD_FLOATS + 8 + (rows + 8) * (k + 8);
     b.out_cap = 2 * (esmm_pattern_strips(rows) * esmm_pattern_kblocks(k) + OUT_GUARD);
-    void *dev = NULL;
-    cuda_must(cudaMalloc(&dev, (size_t)b.cap * sizeof(float)), "cudaMalloc");
-    b.dev = dev;
-    cuda_must(cudaMalloc(&dev, (size_t)b.out_cap), "cudaMalloc");
-    b.out_dev = dev;
+    b.dev = device_alloc((size_t)b.cap * sizeof(float));
+    b.out_dev = device_alloc((size_t)b.out_cap);
     b.host = host_alloc(b.cap, sizeof(float));
     b.out_host = host_alloc(b.out_cap, 1);
     return b;
@@ -214,8 +169,8 @@ static buffers_t buffers_alloc(int64_t rows, int64_t k)
 
 static void buffers_free(buffers_t *b)
 {
-    cuda_must(cudaFree(b->dev), "cudaFree");
-    cuda_must(cudaFree(b->out_dev), "cudaFree");
+    device_free(b->dev);
+    device_free(b->out_dev);
     free(b->host);
     free(b->out_host);
 }
@@ -239,8 +194,7 @@ static layout_t stage(buffers_t *b, const float *x, int64_t rows, int64_t k, int
     for (int64_t i = 0; i < rows; i++)
         for (int64_t kk = 0; kk < k; kk++)
             base[strips_of_rows ? i * l.ld + kk : kk * l.ld + i] = x[i * k + kk];
-    cuda_must(cudaMemcpy(b->dev, b->host, (size_t)l.len * sizeof(float), cudaMemcpyHostToDevice),
-              "cudaMemcpy to device");
+    device_upload(b->dev, b->host, (size_t)l.len * sizeof(float));
     return l;
 }
 
@@ -250,14 +204,6 @@ static int64_t first_difference(const uint8_t *got, const uint8_t *want, int64_t
         if (got[i] != want[i])
             return i;
     return -1;
-}
-
-static int guard_intact(const uint8_t *guard)
-{
-    for (int i = 0; i < OUT_GUARD; i++)
-        if (guard[i] != OUT_POISON)
-            return 0;
-    return 1;
 }
 
 /* ---- one run ------------------------------------------------------------ */
@@ -303,13 +249,13 @@ static void check_run(buffers_t *b, const float *x, int64_t rows, int64_t k, int
              : esmm_cuda_extract_b(op, dev_base, l.ld, k, rows, bits, nonfinite, stream);
     CHECK(st == ESMM_STATUS_SUCCESS, "%s: returned \"%s\"", label, esmm_status_string(st));
     cuda_must(cudaStreamSynchronize(stream), "cudaStreamSynchronize after the extraction");
-    cuda_must(cudaMemcpy(b->out_host, b->out_dev, (size_t)out_len, cudaMemcpyDeviceToHost),
-              "cudaMemcpy to host");
+    device_download(b->out_host, b->out_dev, (size_t)out_len);
 
     const uint8_t *got_bits = b->out_host, *got_nonfinite = b->out_host + bytes + OUT_GUARD;
     compare("bits", got_bits, want.bits, want.kblocks, bytes, label);
     compare("nonfinite", got_nonfinite, want.nonfinite, want.kblocks, bytes, label);
-    CHECK(guard_intact(got_bits + bytes) && guard_intact(got_nonfinite + bytes),
+    CHECK(bytes_all_equal(got_bits + bytes, OUT_GUARD, OUT_POISON) &&
+              bytes_all_equal(got_nonfinite + bytes, OUT_GUARD, OUT_POISON),
           "%s: wrote past the end of bits or nonfinite", label);
     esmm_strip_masks_free(&want);
 }
@@ -333,10 +279,8 @@ static void sweep_shape(const shape_t *s, uint64_t seed, cudaStream_t stream)
 /* Bad leading dimensions are refused before anything runs. */
 static void check_invalid(cudaStream_t stream)
 {
-    uint8_t *out = NULL;
-    cuda_must(cudaMalloc((void **)&out, 64), "cudaMalloc");
-    float *x = NULL;
-    cuda_must(cudaMalloc((void **)&x, 64 * sizeof(float)), "cudaMalloc");
+    uint8_t *out = device_alloc(64);
+    float *x = device_alloc(64 * sizeof(float));
     CHECK(esmm_cuda_extract_a(ESMM_OP_N, x, 3, 2, 4, out, out + 32, stream) ==
               ESMM_STATUS_INVALID_VALUE,
           "extract_a op N with lda < k is refused");
@@ -347,21 +291,14 @@ static void check_invalid(cudaStream_t stream)
               ESMM_STATUS_INVALID_VALUE,
           "extract_a with m < 0 is refused");
     cuda_must(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    cuda_must(cudaFree(out), "cudaFree");
-    cuda_must(cudaFree(x), "cudaFree");
+    device_free(out);
+    device_free(x);
 }
 
 int main(void)
 {
-    int devices = 0;
-    const cudaError_t err = cudaGetDeviceCount(&devices);
-    if (err != cudaSuccess || devices == 0) {
-        char why[256];
-        snprintf(why, sizeof why, "no CUDA device (%s): the GPU extraction tests did not run",
-                 err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount found none");
-        check_skip(why);
+    if (!cuda_device_present("GPU extraction tests"))
         return check_finish();
-    }
     cudaStream_t stream;
     cuda_must(cudaStreamCreate(&stream), "cudaStreamCreate");
     for (size_t i = 0; i < COUNT_OF(shapes); i++)

@@ -14,19 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <cuda_runtime_api.h>
 
 #include "check.h"
 #include "cuda/cuda_backend.h" /* esmm_plan_decide: the planner's rule */
 #include "esmm.h"
 #include "patterns/pattern_layout.h"
+#include "test_support.h"
+#include "test_support_cuda.h"
 
-#define COUNT_OF(x) (sizeof(x) / sizeof((x)[0]))
 /* Poisoned floats before and after C; 128 bytes keep 16-byte alignment. */
 #define GUARD 32
-#define POISON_BITS 0x7FDEAD01u
 /* Elements of the dense result checked against float64, within the
  * first-order bound of a float sum of k products, alpha and beta * C
  * ((k + 3) unit roundoffs of the absolute scale) with a margin of 4. */
@@ -62,90 +59,6 @@ static const density_t densities[] = {
 static const esmm_operation_t both_ops[] = {ESMM_OP_N, ESMM_OP_T};
 static const char *const skip_kernels[] = {"sparse-a", "sparse-b", "sparse-joint"};
 
-/* ---- helpers ------------------------------------------------------------ */
-
-static void cuda_must(cudaError_t err, const char *what)
-{
-    if (err == cudaSuccess)
-        return;
-    CHECK(0, "%s: %s (stopping: the CUDA context may be unusable)", what, cudaGetErrorString(err));
-    exit(check_finish());
-}
-
-static void *host_alloc(int64_t count, size_t size)
-{
-    void *p = malloc((size_t)(count > 0 ? count : 1) * size);
-    if (p == NULL) {
-        CHECK(0, "out of host memory");
-        exit(check_finish());
-    }
-    return p;
-}
-
-static float *device_alloc(int64_t count)
-{
-    void *p = NULL;
-    cuda_must(cudaMalloc(&p, (size_t)count * sizeof(float)), "cudaMalloc");
-    return p;
-}
-
-static int64_t min_i64(int64_t x, int64_t y)
-{
-    return x < y ? x : y;
-}
-
-static uint32_t float_bits(float x)
-{
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    return bits;
-}
-
-static float poison_value(void)
-{
-    const uint32_t bits = POISON_BITS;
-    float x;
-    memcpy(&x, &bits, sizeof x);
-    return x;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t rng_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *state)
-{
-    return (double)(rng_next(state) >> 11) * 0x1.0p-53;
-}
-
-static int64_t rng_below(uint64_t *state, int64_t bound)
-{
-    return (int64_t)(rng_next(state) % (uint64_t)bound);
-}
-
-/* Magnitude in [0.25, 1), random sign: never zero, and no product underflows. */
-static float nonzero_value(uint64_t *state)
-{
-    const float magnitude = (float)(0.25 + 0.75 * rng_uniform(state));
-    return rng_next(state) & 1 ? -magnitude : magnitude;
-}
-
-static const char *op_label(esmm_operation_t op)
-{
-    return op == ESMM_OP_N ? "N" : "T";
-}
-
 /* ---- operands ----------------------------------------------------------- */
 
 /* A stored operand, host copy and device copy. Element (i, kk) of op(X), i
@@ -171,14 +84,14 @@ static operand_t operand_alloc(int strip_along_stored_rows, int64_t rows, int64_
     x.i_stride = strip_along_stored_rows ? x.ld : 1;
     x.k_stride = strip_along_stored_rows ? 1 : x.ld;
     x.host = host_alloc(x.len, sizeof(float));
-    x.dev = device_alloc(x.len);
+    x.dev = device_alloc((size_t)x.len * sizeof(float));
     return x;
 }
 
 static void operand_free(operand_t *x)
 {
     free(x->host);
-    cuda_must(cudaFree(x->dev), "cudaFree");
+    device_free(x->dev);
 }
 
 static float operand_at(const operand_t *x, int64_t i, int64_t kk)
@@ -216,8 +129,7 @@ static void operand_fill(operand_t *x, double density, uint64_t *rng, unsigned l
             }
     }
     free(tile_on);
-    cuda_must(cudaMemcpy(x->dev, x->host, (size_t)x->len * sizeof(float), cudaMemcpyHostToDevice),
-              "cudaMemcpy to device");
+    device_upload(x->dev, x->host, (size_t)x->len * sizeof(float));
 }
 
 /* ---- one problem -------------------------------------------------------- */
@@ -283,7 +195,7 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
     p.c_init = host_alloc(p.c_len, sizeof(float));
     p.dense = host_alloc(p.c_len, sizeof(float));
     p.got = host_alloc(p.c_len, sizeof(float));
-    p.c_dev = device_alloc(p.c_len);
+    p.c_dev = device_alloc((size_t)p.c_len * sizeof(float));
     const float poison = poison_value();
     for (int64_t i = 0; i < p.c_len; i++)
         p.c_init[i] = poison;
@@ -304,7 +216,7 @@ static void problem_free(problem_t *p)
     free(p->c_init);
     free(p->dense);
     free(p->got);
-    cuda_must(cudaFree(p->c_dev), "cudaFree");
+    device_free(p->c_dev);
 }
 
 /* A path: a kernel by name, esmm_sgemm (NULL), or esmm_sgemm_patterns with
@@ -506,15 +418,8 @@ static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
 
 int main(void)
 {
-    int devices = 0;
-    const cudaError_t err = cudaGetDeviceCount(&devices);
-    if (err != cudaSuccess || devices == 0) {
-        char why[256];
-        snprintf(why, sizeof why, "no CUDA device (%s): the GPU zero-skipping tests did not run",
-                 err != cudaSuccess ? cudaGetErrorString(err) : "cudaGetDeviceCount found none");
-        check_skip(why);
+    if (!cuda_device_present("GPU zero-skipping tests"))
         return check_finish();
-    }
     esmm_handle_t h = NULL;
     const esmm_status_t st = esmm_create(&h, ESMM_BACKEND_CUDA);
     CHECK(st == ESMM_STATUS_SUCCESS, "esmm_create(ESMM_BACKEND_CUDA) returned \"%s\"",

@@ -21,9 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-#include <cuda_runtime_api.h>
 
 #include "check.h"
 #include "cpu/cpu_backend.h"
@@ -32,16 +29,13 @@
 #include "esmm.h"
 #include "gemm_problem.h"
 #include "patterns/pattern_layout.h"
-
-#define COUNT_OF(x) (sizeof(x) / sizeof((x)[0]))
+#include "test_support.h"
+#include "test_support_cuda.h"
 
 /* Poisoned floats before and after each matrix; 128 bytes keep the 16-byte
- * alignment of the allocation, so only the chosen offsets misalign. */
+ * alignment of the allocation, so only the chosen offsets misalign. The
+ * poison (POISON_BITS) also fills C where beta == 0. */
 #define GUARD 32
-/* A quiet NaN whose payload no arithmetic produces: C where beta == 0, and
- * everything around every matrix (a path that reads it gets NaN, one that
- * writes it changes the bits). */
-#define POISON_BITS 0x7FDEAD01u
 /*
  * |C - reference| <= TOL_FACTOR * (k + 3) * FLT_EPSILON * (|alpha| sum|a||b| + |beta||c|).
  * A float sum of k products, fused or not, in any order, is within k unit
@@ -54,86 +48,6 @@
 #define STAT_TOL 1e-12
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static void cuda_must(cudaError_t err, const char *what)
-{
-    if (err == cudaSuccess)
-        return;
-    CHECK(0, "%s: %s (stopping: the CUDA context may be unusable)", what, cudaGetErrorString(err));
-    exit(check_finish());
-}
-
-static void *host_alloc(int64_t count, size_t size)
-{
-    void *p = malloc((size_t)(count > 0 ? count : 1) * size);
-    if (p == NULL) {
-        CHECK(0, "out of host memory");
-        exit(check_finish());
-    }
-    return p;
-}
-
-static int64_t min_i64(int64_t x, int64_t y)
-{
-    return x < y ? x : y;
-}
-
-static int64_t max_i64(int64_t x, int64_t y)
-{
-    return x > y ? x : y;
-}
-
-static uint32_t float_bits(float x)
-{
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    return bits;
-}
-
-static float poison_value(void)
-{
-    const uint32_t bits = POISON_BITS;
-    float x;
-    memcpy(&x, &bits, sizeof x);
-    return x;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t rng_next(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *state)
-{
-    return (double)(rng_next(state) >> 11) * 0x1.0p-53;
-}
-
-static int64_t rng_below(uint64_t *state, int64_t bound)
-{
-    return (int64_t)(rng_next(state) % (uint64_t)bound);
-}
-
-/* Magnitude in [0.25, 1), random sign: never zero, and no product underflows. */
-static float nonzero_value(uint64_t *state)
-{
-    const float magnitude = (float)(0.25 + 0.75 * rng_uniform(state));
-    return rng_next(state) & 1 ? -magnitude : magnitude;
-}
-
-static const char *op_label(esmm_operation_t op)
-{
-    return op == ESMM_OP_N ? "N" : "T";
-}
 
 static int near(double got, double want)
 {
@@ -162,9 +76,7 @@ static void *backend_alloc(const target_t *t, size_t bytes)
 {
     if (t->backend == ESMM_BACKEND_CPU)
         return host_alloc((int64_t)bytes, 1);
-    void *p = NULL;
-    cuda_must(cudaMalloc(&p, bytes > 0 ? bytes : 1), "cudaMalloc");
-    return p;
+    return device_alloc(bytes > 0 ? bytes : 1);
 }
 
 static void backend_free(const target_t *t, void *p)
@@ -172,7 +84,7 @@ static void backend_free(const target_t *t, void *p)
     if (t->backend == ESMM_BACKEND_CPU)
         free(p);
     else
-        cuda_must(cudaFree(p), "cudaFree");
+        device_free(p);
 }
 
 static void backend_put(const target_t *t, void *dst, const void *src, size_t bytes)
@@ -180,7 +92,7 @@ static void backend_put(const target_t *t, void *dst, const void *src, size_t by
     if (t->backend == ESMM_BACKEND_CPU)
         memcpy(dst, src, bytes);
     else
-        cuda_must(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to device");
+        device_upload(dst, src, bytes);
 }
 
 /* Waits for the work queued before, so an asynchronous fault shows here. */
@@ -191,7 +103,7 @@ static void backend_get(const target_t *t, void *dst, const void *src, size_t by
         return;
     }
     cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a product");
-    cuda_must(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+    device_download(dst, src, bytes);
 }
 
 /* ---- operands ----------------------------------------------------------- */
@@ -643,16 +555,6 @@ static esmm_status_t run_path(const target_t *t, buffers_t *buf, const staged_t 
 }
 
 /* ---- checks ------------------------------------------------------------- */
-
-/* NaN and Inf must come out where the reference has them. */
-static int close_enough(float got, double want, double tol)
-{
-    if (isnan(want))
-        return isnan(got);
-    if (isinf(want))
-        return (double)got == want;
-    return isfinite(got) && fabs((double)got - want) <= tol;
-}
 
 /* The dense path against the float64 reference inside C, and the untouched
  * poison everywhere else in C's buffer. */
