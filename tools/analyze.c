@@ -10,6 +10,7 @@
 #include "cli_args.h"
 #include "generate.h"
 #include "npy.h"
+#include "runner.h"
 #include "operand_stats.h"
 #include "report.h"
 
@@ -233,19 +234,15 @@ static int library_density(const analysis_t *an, bool is_b, esmm_operation_t op,
                            double *density, cli_error_t *err)
 {
     esmm_pattern_t pattern = NULL;
-    const char *what = is_b ? "esmm_pattern_extract_b" : "esmm_pattern_extract_a";
-    esmm_status_t st =
+    const esmm_status_t st =
         is_b ? esmm_pattern_extract_b(an->handle, op, an->k, an->n, an->b,
                                       op == ESMM_OP_N ? an->n : an->k, &pattern)
              : esmm_pattern_extract_a(an->handle, op, an->m, an->k, an->a,
                                       op == ESMM_OP_N ? an->k : an->m, &pattern);
-    if (st == ESMM_STATUS_SUCCESS) {
-        what = "esmm_pattern_density";
-        st = esmm_pattern_density(pattern, density);
-    }
-    esmm_pattern_destroy(pattern);
-    if (st != ESMM_STATUS_SUCCESS)
-        return cli_error_set(err, "%s: %s", what, esmm_status_string(st));
+    if (bench_pattern_density(st, pattern, is_b ? "esmm_pattern_extract_b"
+                                                : "esmm_pattern_extract_a",
+                              density, err) != 0)
+        return -1;
     return fabs(*density - expected) <= 1e-12 ? 0 : 1;
 }
 

@@ -95,13 +95,11 @@ int bench_runner_stats(bench_runner_t *r, const bench_kernel_t *kernel, esmm_inf
     return 0;
 }
 
-int bench_runner_extracted_density(bench_runner_t *r, bench_operand_t operand, double *density,
-                                   cli_error_t *err)
+int bench_pattern_density(esmm_status_t extracted, esmm_pattern_t pattern, const char *extractor,
+                          double *density, cli_error_t *err)
 {
-    esmm_pattern_t pattern = NULL;
-    const char *what = operand == BENCH_OPERAND_A ? "esmm_pattern_extract_a"
-                                                  : "esmm_pattern_extract_b";
-    esmm_status_t st = bench_runner_extract(r, operand, 0, &pattern);
+    const char *what = extractor;
+    esmm_status_t st = extracted;
     if (st == ESMM_STATUS_SUCCESS) {
         what = "esmm_pattern_density";
         st = esmm_pattern_density(pattern, density);
@@ -109,7 +107,18 @@ int bench_runner_extracted_density(bench_runner_t *r, bench_operand_t operand, d
     esmm_pattern_destroy(pattern);
     if (st != ESMM_STATUS_SUCCESS)
         return cli_error_set(err, "%s: %s", what, esmm_status_string(st));
-    return r->wait(r, what, err);
+    return 0;
+}
+
+int bench_runner_extracted_density(bench_runner_t *r, bench_operand_t operand, double *density,
+                                   cli_error_t *err)
+{
+    esmm_pattern_t pattern = NULL;
+    const char *extractor = operand == BENCH_OPERAND_A ? "esmm_pattern_extract_a"
+                                                       : "esmm_pattern_extract_b";
+    const esmm_status_t st = bench_runner_extract(r, operand, 0, &pattern);
+    const int status = bench_pattern_density(st, pattern, extractor, density, err);
+    return status != 0 ? status : r->wait(r, "esmm_pattern_density", err);
 }
 
 void bench_runner_release_patterns(bench_runner_t *r)

@@ -91,6 +91,12 @@ int bench_runner_cache_b(bench_runner_t *r, cli_error_t *err);
 int bench_runner_stats(bench_runner_t *r, const bench_kernel_t *kernel, esmm_info_t *info,
                        cli_error_t *err);
 
+/* Takes a pattern an esmm_pattern_extract_* call (named `extractor`) just
+ * returned with status `extracted`: its esmm_pattern_density, then destroys
+ * it. Returns 0, or the CLI error code with err set. */
+int bench_pattern_density(esmm_status_t extracted, esmm_pattern_t pattern, const char *extractor,
+                          double *density, cli_error_t *err);
+
 /* esmm_pattern_density of the library's extraction of one operand. */
 int bench_runner_extracted_density(bench_runner_t *r, bench_operand_t operand, double *density,
                                    cli_error_t *err);
