@@ -6,6 +6,7 @@
  * probability d, each 32-column strip of op(B) keeps row k; exact zeros
  * elsewhere). Also: the dense result against float64 at sampled elements,
  * the planner's choice at density 0.125 and 1, a created non-blocking stream,
+ * capture into a CUDA graph,
  * and the extraction timer. Skipped where no CUDA device exists.
  */
 #include <float.h>
@@ -357,6 +358,43 @@ static void check_stream(esmm_handle_t h, problem_t *p)
     cuda_must(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
+/* esmm_sgemm captured into a CUDA graph (after a first call of the size, which
+ * grows the workspace) and replayed gives the dense path's bits. */
+static void check_graph(esmm_handle_t h, problem_t *p)
+{
+    cudaStream_t stream = NULL;
+    cuda_must(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    CHECK(esmm_set_stream(h, stream) == ESMM_STATUS_SUCCESS, "esmm_set_stream failed");
+    const path_t path = {NULL, NULL, NULL, "esmm_sgemm warm-up before capture"};
+    CHECK(run_path(h, p, &path, stream, p->got) == ESMM_STATUS_SUCCESS, "%s: %s failed",
+          p->label, path.label);
+
+    const size_t bytes = (size_t)p->c_len * sizeof(float);
+    cuda_must(cudaMemcpy(p->c_dev, p->c_init, bytes, cudaMemcpyHostToDevice), "cudaMemcpy C");
+    cudaGraph_t graph = NULL;
+    cuda_must(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+              "cudaStreamBeginCapture");
+    const esmm_status_t st = call_path(h, p, &path);
+    const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+    CHECK(st == ESMM_STATUS_SUCCESS && end == cudaSuccess && graph != NULL,
+          "%s: esmm_sgemm under stream capture returned \"%s\", capture \"%s\"", p->label,
+          esmm_status_string(st), cudaGetErrorString(end));
+    if (st == ESMM_STATUS_SUCCESS && end == cudaSuccess && graph != NULL) {
+        cudaGraphExec_t exec = NULL;
+        cuda_must(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+        cuda_must(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+        cuda_must(cudaStreamSynchronize(stream), "cudaStreamSynchronize after the graph");
+        cuda_must(cudaMemcpy(p->got, p->c_dev, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy C back");
+        verify_same_bits(p, "esmm_sgemm replayed from a CUDA graph");
+        cuda_must(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+    }
+    if (graph != NULL)
+        cuda_must(cudaGraphDestroy(graph), "cudaGraphDestroy");
+    cudaGetLastError(); /* a refused capture leaves its error here; the check above reports it */
+    CHECK(esmm_set_stream(h, NULL) == ESMM_STATUS_SUCCESS, "esmm_set_stream(NULL) failed");
+    cuda_must(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
 /* With timing on, the extraction of both operands takes measurable time. */
 static void check_timing(esmm_handle_t h, problem_t *p)
 {
@@ -407,8 +445,10 @@ static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
         if (paths[i].kernel == NULL)
             verify_plan(h, &p, d, paths[i].label);
     }
-    if (shape_index == STREAM_SHAPE && density_index == STREAM_DENSITY)
+    if (shape_index == STREAM_SHAPE && density_index == STREAM_DENSITY) {
         check_stream(h, &p);
+        check_graph(h, &p);
+    }
     if (shape_index == TIMING_SHAPE && density_index == TIMING_DENSITY)
         check_timing(h, &p);
     CHECK(esmm_pattern_destroy(pb) == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_destroy", p.label);
