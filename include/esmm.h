@@ -10,9 +10,10 @@
  *       A is stored m x k (lda >= k) for N, k x m (lda >= m) for T;
  *       B is stored k x n (ldb >= n) for N, n x k (ldb >= k) for T;
  *       C is stored m x n (ldc >= n).
- *   - alpha and beta are host pointers. BLAS semantics: beta == 0 ignores what
- *     C held (NaN included); k == 0 gives C = beta * C; m == 0 or n == 0 is a
- *     valid no-op and no pointer is read.
+ *   - alpha and beta are host pointers and must not be NULL. BLAS semantics:
+ *     beta == 0 ignores what C held (NaN included); k == 0 or alpha == 0 gives
+ *     C = beta * C without reading A or B; m == 0 or n == 0 is a valid no-op
+ *     and no matrix pointer is read.
  *   - On the CUDA backend matrix pointers are device pointers and calls are
  *     asynchronous on the handle's stream; on the CPU backend they are host
  *     pointers and calls return when the result is in C.

@@ -241,7 +241,7 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
     // with the same lane mapping as issue (a lane-per-row mapping was measured
     // 1.2-2.5x slower: each instruction then touches 32 sectors).
     __device__ __forceinline__ void issue_list(float *stage, const int *list, int count,
-                                               const float *, int64_t, int64_t, int64_t) const
+                                               int64_t) const
     {
 #pragma unroll
         for (int kg = 0; kg < K_GROUPS; ++kg) {
@@ -305,8 +305,7 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
 
     // Copies the k listed in list[0..count) (entries past count read as zero).
     __device__ __forceinline__ void issue_list(float *stage, const int *list, int count,
-                                               const float *, int64_t ld, int64_t,
-                                               int64_t) const
+                                               int64_t ld) const
     {
         const float *row0 = chunk - (int64_t)k_row * ld;
 #pragma unroll

@@ -202,9 +202,9 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
             if (s < stages) {
                 const int stage = s % cfg::STAGES;
                 a_load.issue_list(a_smem + stage * cfg::A_STAGE, list + s * cfg::BK,
-                                  listed - s * cfg::BK, p.a, p.lda, m0, p.m);
+                                  listed - s * cfg::BK, p.lda);
                 b_load.issue_list(b_smem + stage * cfg::B_STAGE, list + s * cfg::BK,
-                                  listed - s * cfg::BK, p.b, p.ldb, n0, p.n);
+                                  listed - s * cfg::BK, p.ldb);
             }
             cp_async_commit();
         };
