@@ -190,6 +190,92 @@ esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
 size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k);
 esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t bytes);
 
+/*
+ * CSR sparse x dense products.
+ *
+ * W (rows x cols) is held in CSR: row_ptr[rows + 1] and col_idx[nnz] (int32),
+ * and either values[nnz] or, when values is NULL, one weight `value` shared by
+ * every stored entry. The arrays are the caller's (device memory on the CUDA
+ * backend, host memory on the CPU backend); a descriptor only borrows them and
+ * they must stay valid while it is used.
+ *
+ * What the products assume, and esmm_csr_validate checks: row_ptr[0] == 0,
+ * row_ptr non-decreasing, row_ptr[rows] == nnz, 0 <= col_idx[e] < cols.
+ * Column indices may be in any order within a row, and entries repeating a
+ * (row, column) pair are summed. The products themselves do not check W:
+ * validate input that is not trusted first (invalid CSR gives an undefined
+ * result, as in cuSPARSE). rows, cols and nnz are at most INT32_MAX.
+ *
+ * Stored entries behave as in a dense product: a stored weight that is NaN or
+ * Inf times a zero of B gives NaN, even on the paths that skip B's zeros.
+ */
+typedef struct esmm_csr_matrix *esmm_csr_t;
+
+esmm_status_t esmm_csr_create(esmm_handle_t handle, int64_t rows, int64_t cols, int64_t nnz,
+                              const int32_t *row_ptr, const int32_t *col_idx,
+                              const float *values, float value, esmm_csr_t *W);
+/* NULL is accepted. Waits for work that may still use the descriptor. */
+esmm_status_t esmm_csr_destroy(esmm_csr_t W);
+
+/*
+ * Prepares products with op(W) = op, once, for as long as W's arrays do not
+ * change (call it again after changing them). For ESMM_OP_T it builds W's
+ * transpose, so op(W) = W^T products gather rows instead of scattering with
+ * atomics: faster, and the same bits on every run. ESMM_OP_N needs nothing
+ * and returns at once. Allocates, and on CUDA waits for the handle's stream;
+ * like cuSPARSE's SpMM_preprocess, it belongs outside the hot loop.
+ */
+esmm_status_t esmm_csr_prepare(esmm_handle_t handle, esmm_csr_t W, esmm_operation_t op);
+
+/*
+ * ESMM_STATUS_SUCCESS when the arrays are valid CSR (see above), else
+ * ESMM_STATUS_INVALID_VALUE. Reads row_ptr and col_idx only, never past
+ * row_ptr[rows] or past nnz entries. On CUDA it waits for the result.
+ */
+esmm_status_t esmm_csr_validate(esmm_handle_t handle, int64_t rows, int64_t cols, int64_t nnz,
+                                const int32_t *row_ptr, const int32_t *col_idx);
+
+/*
+ * C = alpha * op(W) * B + beta * C, op(W) m x k (W itself for ESMM_OP_N,
+ * W^T for ESMM_OP_T); B is k x n (ldb >= n) and C m x n (ldc >= n), dense
+ * and row-major. alpha/beta follow esmm_sgemm (host pointers; beta == 0
+ * ignores C; alpha == 0 or an empty op(W) gives beta * C).
+ *
+ * On the CUDA backend nothing waits for the host. A warp gathers each row of
+ * op(W) reading the rows of B it needs densely (the path that B's zeros make
+ * cheaper, "csr-sparse-b", is available through esmm_scsrmm_kernel; it is not
+ * yet faster, so the default does not take it). op(W) = W^T without
+ * esmm_csr_prepare scatters with atomics, skipping B's zeros: its sums may be
+ * added in a different order from run to run. Every other path gives the same
+ * bits on every run, and the same bits as the CPU backend.
+ */
+esmm_status_t esmm_scsrmm(esmm_handle_t handle, esmm_operation_t op_w, esmm_csr_t W, int64_t n,
+                          const float *alpha, const float *B, int64_t ldb,
+                          const float *beta, float *C, int64_t ldc);
+
+/*
+ * y = alpha * op(W) * x + beta * y, x and y contiguous. For op(W) = W^T
+ * without esmm_csr_prepare, a zero of x skips its row of W (the column
+ * indices are not read; the weights are, since a non-finite weight times 0
+ * is NaN) and the sums are scattered with atomics, in an order that may vary
+ * from run to run. The other paths gather and give the same bits every run.
+ */
+esmm_status_t esmm_scsrmv(esmm_handle_t handle, esmm_operation_t op_w, esmm_csr_t W,
+                          const float *alpha, const float *x, const float *beta, float *y);
+
+/* esmm_scsrmm with its path named rather than chosen, for benchmarks and
+ * tests: on CUDA "csr-dense-b" reads every row of B densely and
+ * "csr-sparse-b" always goes through B's compressed nonzeros; on the CPU
+ * backend the one kernel is "cpu". Unknown names: ESMM_STATUS_INVALID_VALUE. */
+esmm_status_t esmm_scsrmm_kernel(esmm_handle_t handle, const char *kernel,
+                                 esmm_operation_t op_w, esmm_csr_t W, int64_t n,
+                                 const float *alpha, const float *B, int64_t ldb,
+                                 const float *beta, float *C, int64_t ldc);
+
+/* Workspace bytes an esmm_scsrmm / esmm_scsrmv call with B k x n needs (for
+ * esmm_set_workspace; the handle's own grows by itself). */
+size_t esmm_csrmm_workspace_size(int64_t k, int64_t n);
+
 /* Describes the device a CUDA handle runs on; on the CPU backend the device
  * fields are empty/zero. */
 typedef struct {

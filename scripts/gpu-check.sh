@@ -2,14 +2,17 @@
 # On a machine with a GPU: build for it, run the whole test suite (GPU tests
 # included), then the dense-ladder benchmark, the top kernel under all four op
 # combinations, and the zero-skipping sweeps (the target table and speedup
-# against density). Everything is logged under $OUT.
-#   OUT=dir scripts/gpu-check.sh
+# against density) and the CSR target sweep against cuSPARSE. Everything is
+# logged under $OUT. PARTS picks what runs after the build (default: all).
+#   OUT=dir [PARTS="tests ladder ops sweeps csr"] scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-check-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 status=0
+PARTS=${PARTS:-tests ladder ops sweeps csr}
+wants() { [[ " $PARTS " == *" $1 "* ]]; }
 
 nvidia-smi >"$OUT/build.log" 2>&1 || true
 # The device copy of the tree may have no .git: pass ESMM_COMMIT from outside.
@@ -19,23 +22,35 @@ export ESMM_COMMIT=${ESMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || ec
   cmake --build "$BUILD" -j "$(nproc)"; } >>"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 grep -E "spill|registers" "$OUT/build.log" | sort | uniq -c | sort -rn | head -5
 
-(cd "$BUILD" && ctest --output-on-failure -j 4) >"$OUT/test.log" 2>&1 || status=1
-grep -E "tests passed|tests failed|Failed|\*\*\*" "$OUT/test.log"
-
 esmm="$BUILD/tools/esmm"
 "$esmm" info | tee "$OUT/bench.log"
-"$esmm" bench --kernel all --size 4096 --reference cpu --json "$OUT/h100-ladder.json" \
-  >>"$OUT/bench.log" 2>&1 || status=1
-tail -14 "$OUT/bench.log"
-for ops in "N T" "T N" "T T"; do
-  set -- $ops
-  "$esmm" bench --kernel pipelined --size 4096 --transa "$1" --transb "$2" \
-    --json "$OUT/ops-$1$2.json" 2>&1 | tail -3 || status=1
-done
-python3 scripts/merge_results.py "$OUT/h100-pipelined-ops.json" "$OUT"/ops-*.json 2>/dev/null
-rm -f "$OUT"/ops-*.json
-"$esmm" bench --sweep targets --json "$OUT/h100-esmm.json" >"$OUT/sweep.log" 2>&1 || status=1
-"$esmm" bench --sweep density --size 4096 --cached-b --json "$OUT/h100-density.json" \
-  >>"$OUT/sweep.log" 2>&1 || status=1
-tail -40 "$OUT/sweep.log"
+if wants tests; then
+  (cd "$BUILD" && ctest --output-on-failure -j 4) >"$OUT/test.log" 2>&1 || status=1
+  grep -E "tests passed|tests failed|Failed|\*\*\*" "$OUT/test.log"
+fi
+if wants ladder; then
+  "$esmm" bench --kernel all --size 4096 --reference cpu --json "$OUT/h100-ladder.json" \
+    >>"$OUT/bench.log" 2>&1 || status=1
+  tail -14 "$OUT/bench.log"
+fi
+if wants ops; then
+  for ops in "N T" "T N" "T T"; do
+    set -- $ops
+    "$esmm" bench --kernel pipelined --size 4096 --transa "$1" --transb "$2" \
+      --json "$OUT/ops-$1$2.json" 2>&1 | tail -3 || status=1
+  done
+  python3 scripts/merge_results.py "$OUT/h100-pipelined-ops.json" "$OUT"/ops-*.json 2>/dev/null
+  rm -f "$OUT"/ops-*.json
+fi
+if wants sweeps; then
+  "$esmm" bench --sweep targets --json "$OUT/h100-esmm.json" >"$OUT/sweep.log" 2>&1 || status=1
+  "$esmm" bench --sweep density --size 4096 --cached-b --json "$OUT/h100-density.json" \
+    >>"$OUT/sweep.log" 2>&1 || status=1
+  tail -40 "$OUT/sweep.log"
+fi
+if wants csr; then
+  "$esmm" bench --op csrmm --sweep csr-targets --json "$OUT/h100-spmm.json" \
+    >"$OUT/csr.log" 2>&1 || status=1
+  tail -60 "$OUT/csr.log"
+fi
 exit $status

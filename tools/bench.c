@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_csr.h"
 #include "cpu/cpu_backend.h"
 #include "gemm_problem.h"
 #include "npy.h"
@@ -83,8 +84,7 @@ static int compare_doubles(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Sorts ms in place; returns the median, *min gets the smallest. */
-static double median_and_min(double *ms, int64_t count, double *min)
+double bench_median_and_min(double *ms, int64_t count, double *min)
 {
     qsort(ms, (size_t)count, sizeof *ms, compare_doubles);
     *min = ms[0];
@@ -340,13 +340,13 @@ static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_sum
         return;
     }
     row->ran = true;
-    row->median_ms = median_and_min(ctx->ms, o->runs, &row->min_ms);
+    row->median_ms = bench_median_and_min(ctx->ms, o->runs, &row->min_ms);
 }
 
-static const char *commit_string(const bench_options_t *o)
+const char *bench_commit_string(const char *given)
 {
-    if (o->commit != NULL)
-        return o->commit;
+    if (given != NULL)
+        return given;
     const char *env = getenv("ESMM_COMMIT");
     return env != NULL && *env != '\0' ? env : "unknown";
 }
@@ -653,19 +653,33 @@ static int run_sweep(bench_session_t *session, const bench_options_t *o)
     return exit_code;
 }
 
-static int finish_json(const bench_options_t *o, bench_session_t *session)
+FILE *bench_json_open(const char *path, report_json_t *writer, const char *device,
+                      const char *commit, cli_error_t *err)
 {
-    report_json_end(&session->json_writer);
-    int failed = ferror(session->json);
-    if (fclose(session->json) != 0)
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        cli_error_set(err, "%s: cannot create: %s", path, strerror(errno));
+        return NULL;
+    }
+    char date[32];
+    report_utc_now(date, sizeof date);
+    report_json_begin(writer, f, device, commit, date);
+    return f;
+}
+
+int bench_json_finish(report_json_t *writer, FILE **file, const char *path)
+{
+    report_json_end(writer);
+    int failed = ferror(*file);
+    if (fclose(*file) != 0)
         failed = 1;
-    session->json = NULL;
+    *file = NULL;
     if (failed) {
         cli_error_t err;
-        cli_error_set(&err, "%s: writing the results failed", o->json_path);
+        cli_error_set(&err, "%s: writing the results failed", path);
         return runtime_error(&err);
     }
-    printf("\nresults written to %s\n", o->json_path);
+    printf("\nresults written to %s\n", path);
     return ESMM_EXIT_OK;
 }
 
@@ -686,21 +700,16 @@ static int run_session(const bench_options_t *o, bench_session_t *session)
     if (choose_kernels(o, session, &err) != 0)
         return usage_error(&err);
     /* Opened before the runs so a bad path fails now, not after them. */
-    if (o->json_path != NULL) {
-        if ((session->json = fopen(o->json_path, "w")) == NULL) {
-            cli_error_set(&err, "%s: cannot create: %s", o->json_path, strerror(errno));
-            return runtime_error(&err);
-        }
-        char date[32];
-        report_utc_now(date, sizeof date);
-        report_json_begin(&session->json_writer, session->json,
-                          session->cuda ? session->device.device_name : "cpu", commit_string(o),
-                          date);
-    }
+    if (o->json_path != NULL &&
+        (session->json = bench_json_open(o->json_path, &session->json_writer,
+                                         session->cuda ? session->device.device_name : "cpu",
+                                         bench_commit_string(o->commit), &err)) == NULL)
+        return runtime_error(&err);
     int exit_code = o->sweep != SWEEP_NONE ? run_sweep(session, o) : run_case(session, o, NULL, NULL);
     /* A run that stopped before its rows leaves no results worth a file. */
     if (session->json != NULL && (exit_code <= ESMM_EXIT_CHECK_FAILED || o->sweep != SWEEP_NONE))
-        exit_code = worse_exit(exit_code, finish_json(o, session));
+        exit_code = worse_exit(exit_code,
+                               bench_json_finish(&session->json_writer, &session->json, o->json_path));
     return exit_code;
 }
 
@@ -721,6 +730,11 @@ int bench_command(int argc, char **argv)
 {
     bench_options_t o;
     cli_error_t err = {""};
+    bench_op_t op = BENCH_OP_SGEMM;
+    if (bench_find_op(argc, argv, &op, &err) != 0)
+        return usage_error(&err);
+    if (op != BENCH_OP_SGEMM)
+        return bench_csr_command(argc, argv);
     if (bench_parse_args(argc, argv, &o, &err) != 0)
         return usage_error(&err);
     if (o.help) {

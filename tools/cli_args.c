@@ -112,10 +112,14 @@ typedef enum {
     OPT_COMMIT,
     OPT_SKIP_STATS,
     OPT_CACHED_B,
-    OPT_SWEEP
+    OPT_SWEEP,
+    OPT_OP
 } option_id_t;
 
 static const cli_option_t bench_option_specs[] = {
+    {"--op", OPT_OP, "sgemm|csrmm|csrmv",
+     "the product [sgemm]; csrmm and csrmv (CSR x dense against cuSPARSE)\n"
+     "                     have options of their own: esmm bench --op csrmm --help"},
     {"--kernel", OPT_KERNEL, "LIST",
      "comma-separated kernels [all]; 'all' = every kernel of the backend,\n"
      "                     then esmm, then cublas, then (CUDA) extract-a and extract-b\n"
@@ -322,6 +326,37 @@ int cli_parse_sweep(const char *text, sweep_kind_t *out, cli_error_t *err)
     return 0;
 }
 
+int cli_parse_bench_op(const char *text, bench_op_t *out, cli_error_t *err)
+{
+    if (strcmp(text, "sgemm") == 0)
+        *out = BENCH_OP_SGEMM;
+    else if (strcmp(text, "csrmm") == 0)
+        *out = BENCH_OP_CSRMM;
+    else if (strcmp(text, "csrmv") == 0)
+        *out = BENCH_OP_CSRMV;
+    else
+        return cli_error_set(err, "--op: expected sgemm, csrmm or csrmv, got '%.64s'", text);
+    return 0;
+}
+
+int bench_find_op(int argc, char **argv, bench_op_t *out, cli_error_t *err)
+{
+    *out = BENCH_OP_SGEMM;
+    for (int i = 0; i < argc; i++) {
+        const char *value = NULL;
+        if (strncmp(argv[i], "--op=", 5) == 0)
+            value = argv[i] + 5;
+        else if (strcmp(argv[i], "--op") == 0) {
+            if (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0)
+                return cli_error_set(err, "--op needs a value (sgemm|csrmm|csrmv)");
+            value = argv[++i];
+        }
+        if (value != NULL && cli_parse_bench_op(value, out, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int parse_path(const char *what, const char *text, const char **out, cli_error_t *err)
 {
     if (*text == '\0')
@@ -383,6 +418,15 @@ static int apply_option(const cli_option_t *s, const char *value, void *context,
     case OPT_LOAD_B: return parse_path(what, value, &o->load_b, err);
     case OPT_JSON: return parse_path(what, value, &o->json_path, err);
     case OPT_COMMIT: o->commit = value; return 0;
+    case OPT_OP: {
+        bench_op_t op;
+        if (cli_parse_bench_op(value, &op, err) != 0)
+            return -1;
+        if (op != BENCH_OP_SGEMM)
+            return cli_error_set(err, "--op %s takes the CSR options (esmm bench --op %s --help)",
+                                 value, value);
+        return 0;
+    }
     }
     return cli_error_set(err, "internal error: unhandled option %s", what);
 }

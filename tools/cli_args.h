@@ -53,6 +53,21 @@ int cli_parse_operation(const char *what, const char *text, esmm_operation_t *ou
                         cli_error_t *err);
 int cli_parse_backend(const char *text, esmm_backend_t *out, cli_error_t *err);
 
+/* The product `esmm bench` times (--op). Each has options of its own, so the
+ * operation is looked up before the rest of the command line is parsed. */
+typedef enum {
+    BENCH_OP_SGEMM = 0,
+    BENCH_OP_CSRMM = 1, /* CSR W times dense B (bench_csr.h) */
+    BENCH_OP_CSRMV = 2  /* CSR W times a dense vector */
+} bench_op_t;
+
+/* "sgemm", "csrmm" or "csrmv"; -1 with err set for anything else. */
+int cli_parse_bench_op(const char *text, bench_op_t *out, cli_error_t *err);
+
+/* The value of the last --op among the bench arguments (sgemm when there is
+ * none). Returns 0, or -1 with err set. */
+int bench_find_op(int argc, char **argv, bench_op_t *out, cli_error_t *err);
+
 /* What results are checked against. */
 typedef enum {
     BENCH_REFERENCE_AUTO = 0, /* float64 CPU up to a size, cuBLAS beyond it */

@@ -1,4 +1,5 @@
-/* esmm: the command-line tool. `esmm bench` times and checks GEMM kernels,
+/* esmm: the command-line tool. `esmm bench` times and checks GEMM kernels
+ * (and, with --op csrmm|csrmv, CSR products against cuSPARSE),
  * `esmm analyze` describes the zeros of real matrices and what esmm does with
  * them, `esmm info` describes the build and the device. */
 #include <stdio.h>
@@ -15,7 +16,8 @@ static void print_usage(FILE *f)
     fputs("usage: esmm <command> [options]\n"
           "\n"
           "commands:\n"
-          "  bench    time and check GEMM kernels against cuBLAS (or the CPU backend)\n"
+          "  bench    time and check GEMM kernels against cuBLAS (or the CPU backend);\n"
+          "           --op csrmm|csrmv: CSR x dense products against cuSPARSE\n"
           "  analyze  zero statistics of .npy matrices and what esmm does with them\n"
           "  info     library version, build architectures, device\n"
           "\n"

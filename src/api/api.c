@@ -194,16 +194,15 @@ static esmm_status_t check_gemm(esmm_handle_t handle, esmm_operation_t op_a, esm
     return ESMM_STATUS_SUCCESS;
 }
 
-/* C = beta * C for the cases where no product is needed (BLAS: alpha == 0 or
- * k == 0 reads neither A nor B). */
-static esmm_status_t scale_only(esmm_handle_t handle, const esmm_gemm_problem_t *p)
+esmm_status_t esmm_scale_c(esmm_handle_t handle, int64_t m, int64_t n, float beta, float *c,
+                           int64_t ldc)
 {
     if (handle->backend == ESMM_BACKEND_CUDA)
-        return esmm_cuda_scale_c(p->m, p->n, p->beta, p->c, p->ldc, handle->stream);
-    for (int64_t i = 0; i < p->m; i++) {
-        float *row = p->c + i * p->ldc;
-        for (int64_t j = 0; j < p->n; j++)
-            row[j] = p->beta == 0.0f ? 0.0f : p->beta * row[j];
+        return esmm_cuda_scale_c(m, n, beta, c, ldc, handle->stream);
+    for (int64_t i = 0; i < m; i++) {
+        float *row = c + i * ldc;
+        for (int64_t j = 0; j < n; j++)
+            row[j] = beta == 0.0f ? 0.0f : beta * row[j];
     }
     return ESMM_STATUS_SUCCESS;
 }
@@ -329,7 +328,7 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
     if (p->m == 0 || p->n == 0)
         return ESMM_STATUS_SUCCESS;
     if (p->k == 0 || p->alpha == 0.0f)
-        return scale_only(handle, p);
+        return esmm_scale_c(handle, p->m, p->n, p->beta, p->c, p->ldc);
     const int cuda = handle->backend == ESMM_BACKEND_CUDA;
     /* The skipping kernel lists k as int. */
     const int maskable = !cuda || p->k <= INT32_MAX - 8;

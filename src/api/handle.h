@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "csr_problem.h"
 #include "cuda/cuda_backend.h"
 #include "esmm.h"
 #include "patterns/pattern_layout.h"
@@ -58,5 +59,20 @@ void esmm_workspace_release(esmm_handle_t handle);
 esmm_status_t esmm_extract_masks(esmm_handle_t handle, int is_b, esmm_operation_t op,
                                  const float *x, int64_t ld, int64_t rows, int64_t k,
                                  esmm_strip_masks_t *masks);
+
+/* A CSR descriptor (public esmm_csr_t): the caller's arrays, and W's
+ * transpose once esmm_csr_prepare(T) built it (memory of the backend). */
+struct esmm_csr_matrix {
+    esmm_backend_t backend;
+    esmm_csr_view_t w;
+    int has_transpose;
+    esmm_csr_view_t transpose;
+    void *transpose_memory; /* one block holding the transpose's arrays */
+};
+
+/* C = beta * C (beta == 0 writes zeros without reading C), m x n: the answer
+ * when there is no product to add. */
+esmm_status_t esmm_scale_c(esmm_handle_t handle, int64_t m, int64_t n, float beta, float *c,
+                           int64_t ldc);
 
 #endif

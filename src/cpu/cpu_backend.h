@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "esmm.h"
+#include "csr_problem.h"
 #include "gemm_problem.h"
 #include "patterns/pattern_layout.h"
 
@@ -45,5 +46,27 @@ void esmm_cpu_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_
  * esmm_strip_masks_free. Returns ESMM_STATUS_ALLOC_FAILED on failure. */
 esmm_status_t esmm_strip_masks_alloc(esmm_strip_masks_t *pattern, int64_t rows, int64_t k);
 void esmm_strip_masks_free(esmm_strip_masks_t *pattern);
+
+/* CSR products, C = alpha * op(W) * B + beta * C. Each C element sums its
+ * products in one float in a fixed order, without FMA contraction:
+ * acc = acc + w * b over W's stored entries in storage order (N: along row i;
+ * T: by increasing row of W, storage order within a row), then
+ * alpha * acc (+ beta * C when beta != 0). The CUDA gather paths use the same
+ * order and arithmetic, so they reproduce it bit for bit. */
+esmm_status_t esmm_cpu_csrmm(const esmm_csrmm_problem_t *p);
+
+/* Float64 reference of the same product into out[i * ldo + j]. */
+void esmm_cpu_reference_csrmm(const esmm_csrmm_problem_t *p, double *out, int64_t ldo);
+
+/* ESMM_STATUS_SUCCESS when w is valid CSR (esmm.h), else
+ * ESMM_STATUS_INVALID_VALUE; reads nothing out of bounds whatever it holds. */
+esmm_status_t esmm_cpu_csr_validate(const esmm_csr_view_t *w);
+
+/* The transpose of w (cols x rows) into t_row_ptr[cols + 1], t_col_idx[nnz]
+ * and, when w->values != NULL, t_values[nnz]. Stable: entries of a transposed
+ * row keep the order of W's rows (and storage order within a row), so gathers
+ * over it sum in the order of esmm_cpu_csrmm's T product. w must be valid. */
+void esmm_cpu_csr_transpose(const esmm_csr_view_t *w, int32_t *t_row_ptr, int32_t *t_col_idx,
+                            float *t_values);
 
 #endif

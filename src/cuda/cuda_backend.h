@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "esmm.h"
+#include "csr_problem.h"
 #include "gemm_problem.h"
 
 /* Number of usable CUDA devices; 0 when there is none or no driver. */
@@ -165,5 +166,29 @@ esmm_status_t esmm_cuda_stream_synchronize(void *stream);
 
 /* The architectures this library was compiled for, e.g. "80-real;90-real;90-virtual". */
 const char *esmm_cuda_build_architectures(void);
+
+/* CSR products (esmm_cpu_csrmm's arithmetic). transposed is W^T as CSR (from
+ * esmm_cuda_csr_transpose) when the product is op(W) = W^T and W was
+ * prepared, else NULL: T then scatters with atomics. workspace holds at least
+ * esmm_cuda_csrmm_workspace(k, n) bytes of device memory. */
+typedef enum {
+    ESMM_CSR_B_AUTO = 0,  /* per row of B: its nonzeros when few enough, else the dense row */
+    ESMM_CSR_B_DENSE = 1, /* every row of B read densely; B is not compressed */
+    ESMM_CSR_B_SPARSE = 2 /* every row of B through its compressed nonzeros */
+} esmm_csr_b_mode_t;
+
+size_t esmm_cuda_csrmm_workspace(int64_t k, int64_t n);
+esmm_status_t esmm_cuda_csrmm(const esmm_csrmm_problem_t *p, const esmm_csr_view_t *transposed,
+                              esmm_csr_b_mode_t mode, void *workspace, void *stream);
+
+/* Stable transpose of a valid w into device arrays sized as for
+ * esmm_cpu_csr_transpose. Allocates its scratch and waits for the stream. */
+esmm_status_t esmm_cuda_csr_transpose(const esmm_csr_view_t *w, int32_t *t_row_ptr,
+                                      int32_t *t_col_idx, float *t_values, void *stream);
+
+/* Checks w as esmm_cpu_csr_validate does; *valid is 1 or 0. workspace holds
+ * at least 256 bytes of device memory. Waits for the stream. */
+esmm_status_t esmm_cuda_csr_validate(const esmm_csr_view_t *w, void *workspace, int *valid,
+                                     void *stream);
 
 #endif

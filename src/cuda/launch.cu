@@ -9,6 +9,7 @@
 #include "cuda/scale_c.cuh"
 #include "cuda/sparse/plan.cuh"
 #include "cuda/sparse/skip_gemm.cuh"
+#include "cuda/spmm/csr_layout.cuh"
 
 extern "C" {
 #include "cuda/cuda_backend.h"
@@ -230,4 +231,94 @@ extern "C" esmm_status_t esmm_cuda_event_elapsed(void *start, void *stop, double
 extern "C" esmm_status_t esmm_cuda_device_synchronize(void)
 {
     return status_from(cudaDeviceSynchronize());
+}
+
+extern "C" size_t esmm_cuda_csrmm_workspace(int64_t k, int64_t n)
+{
+    size_t values_at, columns_at;
+    return csr_compressed_bytes(k, n, csr_cols_per_lane(n), &values_at, &columns_at);
+}
+
+namespace {
+
+// Compresses B into the workspace and describes the result.
+cudaError_t compress_b(const esmm_csrmm_problem_t *p, void *workspace, cudaStream_t stream,
+                       csr_compressed_b *out)
+{
+    const int cpl = csr_cols_per_lane(p->n);
+    size_t values_at, columns_at;
+    csr_compressed_bytes(p->k, p->n, cpl, &values_at, &columns_at);
+    char *base = static_cast<char *>(workspace);
+    const int64_t width = 32 * cpl;
+    *out = csr_compressed_b{reinterpret_cast<int2 *>(base),
+                            reinterpret_cast<float *>(base + values_at),
+                            reinterpret_cast<uint8_t *>(base + columns_at), p->k,
+                            (p->n + width - 1) / width, width};
+    return launch_csr_compress_b(p->b, p->ldb, p->k, p->n, cpl, csr_sparse_row_limit((int)width),
+                                 *out, stream);
+}
+
+} // namespace
+
+extern "C" esmm_status_t esmm_cuda_csrmm(const esmm_csrmm_problem_t *p,
+                                         const esmm_csr_view_t *transposed,
+                                         esmm_csr_b_mode_t mode, void *workspace, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    // Panels of columns go on the grid's y axis.
+    if ((p->n + 31) / 32 > 65535)
+        return ESMM_STATUS_NOT_SUPPORTED;
+    const bool gather = p->op == ESMM_OP_N || transposed != nullptr;
+    const esmm_csr_view_t &w = p->op == ESMM_OP_N ? p->w : transposed != nullptr ? *transposed
+                                                                                   : p->w;
+    cudaError_t err;
+    if (p->n == 1) {
+        if (gather) {
+            err = launch_csrmv_gather(w, p->alpha, p->b, p->ldb, p->beta, p->c, p->ldc, s);
+        } else {
+            err = launch_scale_c(p->m, 1, p->beta, p->c, p->ldc, s);
+            if (err == cudaSuccess)
+                err = launch_csrmv_scatter(w, p->alpha, p->b, p->ldb, p->c, p->ldc, s);
+        }
+        return status_from(err);
+    }
+    if (!gather) {
+        err = launch_scale_c(p->m, p->n, p->beta, p->c, p->ldc, s);
+        if (err == cudaSuccess)
+            err = launch_csrmm_scatter(w, p->n, p->alpha, p->b, p->ldb, p->c, p->ldc, s);
+        return status_from(err);
+    }
+    // Measured on the H100 (reference workload, B 10% nonzero): the
+    // compressed path takes 0.159 ms against 0.131 ms reading B densely, so
+    // only a caller who names it gets it.
+    if (mode != ESMM_CSR_B_SPARSE)
+        return status_from(launch_csrmm_gather(w, p->n, p->alpha, p->b, p->ldb, p->beta, p->c,
+                                               p->ldc, nullptr, s));
+    csr_compressed_b compressed;
+    err = compress_b(p, workspace, s, &compressed);
+    if (err == cudaSuccess)
+        err = launch_csrmm_gather(w, p->n, p->alpha, p->b, p->ldb, p->beta, p->c, p->ldc,
+                                  &compressed, s);
+    return status_from(err);
+}
+
+extern "C" esmm_status_t esmm_cuda_csr_transpose(const esmm_csr_view_t *w, int32_t *t_row_ptr,
+                                                 int32_t *t_col_idx, float *t_values,
+                                                 void *stream)
+{
+    return status_from(build_csr_transpose(*w, t_row_ptr, t_col_idx, t_values,
+                                           static_cast<cudaStream_t>(stream)));
+}
+
+extern "C" esmm_status_t esmm_cuda_csr_validate(const esmm_csr_view_t *w, void *workspace,
+                                                int *valid, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    int *flag = static_cast<int *>(workspace);
+    cudaError_t err = launch_csr_validate(*w, flag, s);
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(valid, flag, sizeof *valid, cudaMemcpyDeviceToHost, s);
+    if (err == cudaSuccess)
+        err = cudaStreamSynchronize(s);
+    return status_from(err);
 }

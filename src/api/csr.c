@@ -1,0 +1,227 @@
+/* CSR descriptors and the CSR products: argument checks and backend choice. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/handle.h"
+#include "cpu/cpu_backend.h"
+#include "cuda/cuda_backend.h"
+#include "esmm.h"
+
+esmm_status_t esmm_csr_create(esmm_handle_t handle, int64_t rows, int64_t cols, int64_t nnz,
+                              const int32_t *row_ptr, const int32_t *col_idx,
+                              const float *values, float value, esmm_csr_t *W)
+{
+    if (W != NULL)
+        *W = NULL;
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (W == NULL || rows < 0 || cols < 0 || nnz < 0 || rows > INT32_MAX || cols > INT32_MAX ||
+        nnz > INT32_MAX || row_ptr == NULL || (nnz > 0 && col_idx == NULL))
+        return ESMM_STATUS_INVALID_VALUE;
+    struct esmm_csr_matrix *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return ESMM_STATUS_ALLOC_FAILED;
+    d->backend = handle->backend;
+    d->w = (esmm_csr_view_t){rows, cols, nnz, row_ptr, col_idx, values, value};
+    *W = d;
+    return ESMM_STATUS_SUCCESS;
+}
+
+static void release_transpose(esmm_csr_t W)
+{
+    if (W->transpose_memory != NULL) {
+        if (W->backend == ESMM_BACKEND_CUDA)
+            esmm_cuda_free(W->transpose_memory);
+        else
+            free(W->transpose_memory);
+    }
+    W->transpose_memory = NULL;
+    W->has_transpose = 0;
+}
+
+esmm_status_t esmm_csr_destroy(esmm_csr_t W)
+{
+    if (W == NULL)
+        return ESMM_STATUS_SUCCESS;
+    esmm_status_t st = ESMM_STATUS_SUCCESS;
+    if (W->backend == ESMM_BACKEND_CUDA && W->transpose_memory != NULL)
+        st = esmm_cuda_device_synchronize();
+    release_transpose(W);
+    free(W);
+    return st;
+}
+
+/* Bytes of a transpose of w in one block: row pointers, column indices and,
+ * with per-entry weights, values; each piece 256-byte aligned. */
+static size_t align256(size_t bytes)
+{
+    return (bytes + 255) & ~(size_t)255;
+}
+
+esmm_status_t esmm_csr_prepare(esmm_handle_t handle, esmm_csr_t W, esmm_operation_t op)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (W == NULL || W->backend != handle->backend || (op != ESMM_OP_N && op != ESMM_OP_T))
+        return ESMM_STATUS_INVALID_VALUE;
+    if (op == ESMM_OP_N)
+        return ESMM_STATUS_SUCCESS;
+    release_transpose(W);
+    const esmm_csr_view_t *w = &W->w;
+    const size_t ptr_bytes = align256((size_t)(w->cols + 1) * sizeof(int32_t));
+    const size_t idx_bytes = align256((size_t)w->nnz * sizeof(int32_t));
+    const size_t val_bytes = w->values != NULL ? (size_t)w->nnz * sizeof(float) : 0;
+    const size_t total = ptr_bytes + idx_bytes + val_bytes;
+    void *memory = NULL;
+    if (handle->backend == ESMM_BACKEND_CUDA) {
+        esmm_status_t st = esmm_cuda_malloc(&memory, total);
+        if (st != ESMM_STATUS_SUCCESS)
+            return st;
+    } else if ((memory = malloc(total)) == NULL) {
+        return ESMM_STATUS_ALLOC_FAILED;
+    }
+    int32_t *t_row_ptr = memory;
+    int32_t *t_col_idx = (int32_t *)((uint8_t *)memory + ptr_bytes);
+    float *t_values = w->values != NULL ? (float *)((uint8_t *)memory + ptr_bytes + idx_bytes)
+                                        : NULL;
+    W->transpose_memory = memory;
+    esmm_status_t st = ESMM_STATUS_SUCCESS;
+    if (handle->backend == ESMM_BACKEND_CUDA)
+        st = esmm_cuda_csr_transpose(w, t_row_ptr, t_col_idx, t_values, handle->stream);
+    else
+        esmm_cpu_csr_transpose(w, t_row_ptr, t_col_idx, t_values);
+    if (st != ESMM_STATUS_SUCCESS) {
+        release_transpose(W);
+        return st;
+    }
+    W->transpose = (esmm_csr_view_t){w->cols, w->rows, w->nnz, t_row_ptr, t_col_idx,
+                                     t_values, w->value};
+    W->has_transpose = 1;
+    return ESMM_STATUS_SUCCESS;
+}
+
+esmm_status_t esmm_csr_validate(esmm_handle_t handle, int64_t rows, int64_t cols, int64_t nnz,
+                                const int32_t *row_ptr, const int32_t *col_idx)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (rows < 0 || cols < 0 || nnz < 0 || rows > INT32_MAX || cols > INT32_MAX ||
+        nnz > INT32_MAX || row_ptr == NULL || (nnz > 0 && col_idx == NULL))
+        return ESMM_STATUS_INVALID_VALUE;
+    const esmm_csr_view_t w = {rows, cols, nnz, row_ptr, col_idx, NULL, 0.0f};
+    if (handle->backend == ESMM_BACKEND_CPU)
+        return esmm_cpu_csr_validate(&w);
+    esmm_status_t st = esmm_workspace_reserve(handle, 256);
+    int valid = 0;
+    if (st == ESMM_STATUS_SUCCESS)
+        st = esmm_cuda_csr_validate(&w, handle->workspace, &valid, handle->stream);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    return valid ? ESMM_STATUS_SUCCESS : ESMM_STATUS_INVALID_VALUE;
+}
+
+size_t esmm_csrmm_workspace_size(int64_t k, int64_t n)
+{
+    if (k < 0 || n < 0)
+        return 0;
+    return esmm_cuda_csrmm_workspace(k, n);
+}
+
+/* Checks a product's arguments and fills the problem (op(W) is m x k). */
+static esmm_status_t check_csrmm(esmm_handle_t handle, esmm_operation_t op, esmm_csr_t W,
+                                 int64_t n, const float *alpha, const float *B, int64_t ldb,
+                                 const float *beta, float *C, int64_t ldc,
+                                 esmm_csrmm_problem_t *p)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (W == NULL || W->backend != handle->backend || (op != ESMM_OP_N && op != ESMM_OP_T) ||
+        n < 0 || alpha == NULL || beta == NULL)
+        return ESMM_STATUS_INVALID_VALUE;
+    const int64_t m = op == ESMM_OP_N ? W->w.rows : W->w.cols;
+    const int64_t k = op == ESMM_OP_N ? W->w.cols : W->w.rows;
+    if (ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
+        return ESMM_STATUS_INVALID_VALUE;
+    if ((k > 0 && ldb > INT64_MAX / k) || (m > 0 && ldc > INT64_MAX / m))
+        return ESMM_STATUS_INVALID_VALUE;
+    if (m > 0 && n > 0) {
+        if (C == NULL)
+            return ESMM_STATUS_INVALID_VALUE;
+        if (k > 0 && *alpha != 0.0f && B == NULL)
+            return ESMM_STATUS_INVALID_VALUE;
+    }
+    *p = (esmm_csrmm_problem_t){op, W->w, m, n, k, *alpha, *beta, B, ldb, C, ldc};
+    return ESMM_STATUS_SUCCESS;
+}
+
+static esmm_status_t run_csrmm(esmm_handle_t handle, esmm_csr_t W, const esmm_csrmm_problem_t *p,
+                               esmm_csr_b_mode_t mode, const char *kernel)
+{
+    handle->last = (esmm_last_call_t){.path = ESMM_PATH_NONE, .m = p->m, .n = p->n, .k = p->k};
+    if (p->m == 0 || p->n == 0)
+        return ESMM_STATUS_SUCCESS;
+    if (p->k == 0 || p->w.nnz == 0 || p->alpha == 0.0f)
+        return esmm_scale_c(handle, p->m, p->n, p->beta, p->c, p->ldc);
+    handle->last.kernel = kernel;
+    handle->last.path = mode == ESMM_CSR_B_DENSE ? ESMM_PATH_DENSE : ESMM_PATH_SPARSE;
+    if (handle->backend == ESMM_BACKEND_CPU) {
+        if (p->op == ESMM_OP_N || !W->has_transpose)
+            return esmm_cpu_csrmm(p);
+        /* W^T gathered from its stable transpose sums in the T order. */
+        esmm_csrmm_problem_t gather = *p;
+        gather.op = ESMM_OP_N;
+        gather.w = W->transpose;
+        return esmm_cpu_csrmm(&gather);
+    }
+    esmm_status_t st = esmm_workspace_reserve(handle, esmm_cuda_csrmm_workspace(p->k, p->n));
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    const esmm_csr_view_t *transposed =
+        p->op == ESMM_OP_T && W->has_transpose ? &W->transpose : NULL;
+    return esmm_cuda_csrmm(p, transposed, mode, handle->workspace, handle->stream);
+}
+
+esmm_status_t esmm_scsrmm(esmm_handle_t handle, esmm_operation_t op_w, esmm_csr_t W, int64_t n,
+                          const float *alpha, const float *B, int64_t ldb, const float *beta,
+                          float *C, int64_t ldc)
+{
+    esmm_csrmm_problem_t p;
+    esmm_status_t st = check_csrmm(handle, op_w, W, n, alpha, B, ldb, beta, C, ldc, &p);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    return run_csrmm(handle, W, &p, ESMM_CSR_B_AUTO,
+                     handle->backend == ESMM_BACKEND_CPU ? "cpu" : "csr-auto");
+}
+
+esmm_status_t esmm_scsrmm_kernel(esmm_handle_t handle, const char *kernel,
+                                 esmm_operation_t op_w, esmm_csr_t W, int64_t n,
+                                 const float *alpha, const float *B, int64_t ldb,
+                                 const float *beta, float *C, int64_t ldc)
+{
+    esmm_csrmm_problem_t p;
+    esmm_status_t st = check_csrmm(handle, op_w, W, n, alpha, B, ldb, beta, C, ldc, &p);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    if (kernel == NULL)
+        return ESMM_STATUS_INVALID_VALUE;
+    if (handle->backend == ESMM_BACKEND_CPU)
+        return strcmp(kernel, "cpu") == 0 ? run_csrmm(handle, W, &p, ESMM_CSR_B_AUTO, "cpu")
+                                          : ESMM_STATUS_INVALID_VALUE;
+    if (strcmp(kernel, "csr-dense-b") == 0)
+        return run_csrmm(handle, W, &p, ESMM_CSR_B_DENSE, "csr-dense-b");
+    if (strcmp(kernel, "csr-sparse-b") == 0)
+        return run_csrmm(handle, W, &p, ESMM_CSR_B_SPARSE, "csr-sparse-b");
+    return ESMM_STATUS_INVALID_VALUE;
+}
+
+esmm_status_t esmm_scsrmv(esmm_handle_t handle, esmm_operation_t op_w, esmm_csr_t W,
+                          const float *alpha, const float *x, const float *beta, float *y)
+{
+    esmm_csrmm_problem_t p;
+    esmm_status_t st = check_csrmm(handle, op_w, W, 1, alpha, x, 1, beta, y, 1, &p);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    return run_csrmm(handle, W, &p, ESMM_CSR_B_AUTO,
+                     handle->backend == ESMM_BACKEND_CPU ? "cpu" : "csrmv");
+}

@@ -1,0 +1,46 @@
+/* Matrix Market (.mtx) files as CSR: the coordinate format of the SuiteSparse
+ * collection. */
+#ifndef ESMM_TOOLS_MTX_H
+#define ESMM_TOOLS_MTX_H
+
+#include <stdint.h>
+
+#include "cli_error.h"
+
+/* A sparse matrix in CSR on the host. values is NULL for a `pattern` file
+ * (every stored entry is 1). Entries of a row keep the order of the file;
+ * repeated (row, column) pairs are kept as separate entries. */
+typedef struct {
+    int64_t rows, cols, nnz;
+    int32_t *row_ptr; /* rows + 1 */
+    int32_t *col_idx; /* nnz */
+    float *values;    /* nnz, or NULL */
+} mtx_csr_t;
+
+/* Reads `%%MatrixMarket matrix coordinate real|integer|pattern
+ * general|symmetric|skew-symmetric` (banner words in any case). Comment lines
+ * (first non-blank character '%') and blank lines may appear anywhere after
+ * the banner. Symmetric and skew-symmetric files are expanded to both
+ * triangles: each off-diagonal entry (i, j, v) is followed by its mirror
+ * (j, i, v), or (j, i, -v) when skew-symmetric, and the rows are filled by a
+ * stable sort, so row r lists, in file order, the entries of row r and the
+ * mirrors of the entries of column r. Entries on either side of the diagonal
+ * are mirrored alike; a skew-symmetric diagonal entry is an error. Values are
+ * anything strtof reads whole, "nan" and "inf" included, except finite text
+ * too large for float32 (tiny values round to subnormals or zero); integer
+ * values are read as int64 and rounded to float. rows, cols and the expanded
+ * entry count must fit in int32; lines other than comments are at most 1024
+ * characters. Returns 0, or -1 with err
+ * naming the file, the line and what is wrong (bad header, unsupported
+ * complex/hermitian/array, bad size line, index out of range, bad value,
+ * truncated file, junk after the entries, unreadable file); *out is then
+ * empty. */
+int mtx_read_csr(const char *path, mtx_csr_t *out, cli_error_t *err);
+
+/* Writes `coordinate real general` (or `pattern` when values is NULL), one-based.
+ * Returns 0, or -1 with err set. */
+int mtx_write_csr(const char *path, const mtx_csr_t *m, cli_error_t *err);
+
+void mtx_csr_free(mtx_csr_t *m);
+
+#endif
