@@ -272,8 +272,9 @@ esmm_status_t esmm_scsrmm_kernel(esmm_handle_t handle, const char *kernel,
                                  const float *alpha, const float *B, int64_t ldb,
                                  const float *beta, float *C, int64_t ldc);
 
-/* Workspace bytes an esmm_scsrmm / esmm_scsrmv call with B k x n needs (for
- * esmm_set_workspace; the handle's own grows by itself). */
+/* Workspace bytes the "csr-sparse-b" path with B k x n needs (for
+ * esmm_set_workspace; the handle's own grows by itself). The other CSR paths
+ * use no workspace. */
 size_t esmm_csrmm_workspace_size(int64_t k, int64_t n);
 
 /* Describes the device a CUDA handle runs on; on the CPU backend the device

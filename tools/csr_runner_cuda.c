@@ -1,28 +1,15 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
-
 #include <cuda_runtime.h>
 #include <cusparse.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "csr_runner.h"
+#include "cuda_bench.h"
 
-/* Each copy of B and C starts 256-byte aligned, like a fresh cudaMalloc, so
- * every copy sees the same alignment and vector paths. */
-#define COPY_ALIGN_FLOATS 64
-/* Enough copies of B and C that a copy is reused only after this many times
- * the L2 size of other data has gone through. */
-#define L2_MULTIPLE 2
-#define MAX_COPIES 4096
 /* Timed runs are queued in batches of this many, behind a gate: few enough
  * that a batch never fills the launch queue while the stream is held. */
 #define EVENT_BATCH 32
-/* How long the stream is held while a batch is queued; a call that waits for
- * the device meanwhile is released after it. */
-#define GATE_TIMEOUT_SECONDS 0.2
 
 static const char *const spmm_algorithm_names[CSR_CUSPARSE_ALGORITHMS] = {
     "CUSPARSE_SPMM_ALG_DEFAULT", "CUSPARSE_SPMM_CSR_ALG1", "CUSPARSE_SPMM_CSR_ALG2",
@@ -44,13 +31,6 @@ const char *csr_cusparse_algorithm_name(bench_op_t op, int algorithm)
         return algorithm < SPMV_ALGORITHM_COUNT ? spmv_algorithm_names[algorithm] : NULL;
     return algorithm < CSR_CUSPARSE_ALGORITHMS ? spmm_algorithm_names[algorithm] : NULL;
 }
-
-/* Holds the stream until the host has queued a whole batch, so the device
- * runs it back to back and the events time the device, not the host. */
-typedef struct {
-    atomic_int open;
-    atomic_int timed_out;
-} stream_gate_t;
 
 /* One cuSPARSE algorithm, set up on first use: its own matrix descriptor
  * (preprocessing belongs to it), buffer and preprocessing. */
@@ -79,16 +59,6 @@ typedef struct {
     int events_created;
     stream_gate_t gate;
 } cuda_runner_t;
-
-static int cuda_fail(cli_error_t *err, const char *what, cudaError_t e)
-{
-    return cli_error_set(err, "%s: %s", what, cudaGetErrorString(e));
-}
-
-static int64_t round_up(int64_t x, int64_t to)
-{
-    return (x + to - 1) / to * to;
-}
 
 static bool is_spmv(const cuda_runner_t *r)
 {
@@ -231,16 +201,9 @@ static int cuda_launch(cuda_runner_t *r, const csr_kernel_t *kernel, int64_t cop
     return 0;
 }
 
-/* Waits for the stream; a pending (asynchronous) error becomes a message
- * naming `what`. err may be NULL. */
 static int cuda_wait(cuda_runner_t *r, const char *what, cli_error_t *err)
 {
-    cudaError_t e = cudaStreamSynchronize(r->stream);
-    if (e == cudaSuccess)
-        e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return cli_error_set(err, "%s: CUDA error: %s", what, cudaGetErrorString(e));
-    return 0;
+    return bench_cuda_wait(r->stream, what, err);
 }
 
 static int cuda_run_checked(csr_runner_t *base, const csr_kernel_t *kernel, float *out,
@@ -249,12 +212,9 @@ static int cuda_run_checked(csr_runner_t *base, const csr_kernel_t *kernel, floa
     cuda_runner_t *r = (cuda_runner_t *)base;
     const csr_problem_t *p = &base->p;
     size_t c_bytes = (size_t)(p->m * p->n) * sizeof(float);
-    /* All-ones bytes are a NaN: a kernel that leaves an element unwritten fails. */
-    cudaError_t e = p->c0 != NULL
-                        ? cudaMemcpyAsync(r->c, p->c0, c_bytes, cudaMemcpyHostToDevice, r->stream)
-                        : cudaMemsetAsync(r->c, 0xff, c_bytes, r->stream);
+    cudaError_t e = bench_reset_c(r->c, p->c0, c_bytes, r->stream);
     if (e != cudaSuccess)
-        return cuda_fail(err, "preparing C", e);
+        return bench_cuda_fail(err, "preparing C", e);
     int status = cuda_launch(r, kernel, 0, err);
     if (status != 0) {
         cuda_wait(r, kernel->name, NULL);
@@ -262,7 +222,7 @@ static int cuda_run_checked(csr_runner_t *base, const csr_kernel_t *kernel, floa
     }
     e = cudaMemcpyAsync(out, r->c, c_bytes, cudaMemcpyDeviceToHost, r->stream);
     if (e != cudaSuccess)
-        return cuda_fail(err, "copying C back", e);
+        return bench_cuda_fail(err, "copying C back", e);
     return cuda_wait(r, kernel->name, err);
 }
 
@@ -273,56 +233,25 @@ static int64_t take_copy(cuda_runner_t *r)
     return copy;
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void CUDART_CB hold_until_open(void *data)
-{
-    stream_gate_t *gate = data;
-    const double deadline = now_seconds() + GATE_TIMEOUT_SECONDS;
-    const struct timespec pause = {0, 10000};
-    while (!atomic_load(&gate->open)) {
-        if (now_seconds() > deadline) {
-            atomic_store(&gate->timed_out, 1);
-            return;
-        }
-        nanosleep(&pause, NULL);
-    }
-}
-
 /* Queues one gated batch of timed runs and reads its events into ms. */
 static int time_batch(cuda_runner_t *r, const csr_kernel_t *kernel, int64_t batch, double *ms,
                       cli_error_t *err)
 {
-    atomic_store(&r->gate.open, 0);
-    /* Without the gate the times may include host overhead; still valid. */
-    if (cudaLaunchHostFunc(r->stream, hold_until_open, &r->gate) != cudaSuccess)
-        cudaGetLastError();
+    bench_gate_close(&r->gate, r->stream);
     int status = 0;
     for (int64_t i = 0; i < batch && status == 0; i++) {
         cudaEventRecord(r->start[i], r->stream);
         status = cuda_launch(r, kernel, take_copy(r), err);
         cudaEventRecord(r->stop[i], r->stream);
     }
-    atomic_store(&r->gate.open, 1);
+    bench_gate_open(&r->gate);
     if (status != 0) {
         cuda_wait(r, kernel->name, NULL);
         return -1;
     }
     if (cuda_wait(r, kernel->name, err) != 0)
         return -1;
-    for (int64_t i = 0; i < batch; i++) {
-        float elapsed = 0.0f;
-        cudaError_t e = cudaEventElapsedTime(&elapsed, r->start[i], r->stop[i]);
-        if (e != cudaSuccess)
-            return cuda_fail(err, "reading the CUDA events", e);
-        ms[i] = elapsed;
-    }
-    return 0;
+    return bench_read_events(r->start, r->stop, batch, ms, err);
 }
 
 static int cuda_time_runs(csr_runner_t *base, const csr_kernel_t *kernel, int64_t warmup,
@@ -369,10 +298,7 @@ static void cuda_destroy(csr_runner_t *base)
         cusparseDestroyDnVec(r->vec_y);
     if (base->has_cusparse)
         cusparseDestroy(r->sparse);
-    for (int i = 0; i < r->events_created; i++) {
-        cudaEventDestroy(r->start[i]);
-        cudaEventDestroy(r->stop[i]);
-    }
+    bench_destroy_events(r->start, r->stop, r->events_created);
     if (r->cusparse_values != r->values)
         cudaFree(r->cusparse_values);
     cudaFree(r->values);
@@ -386,24 +312,12 @@ static void cuda_destroy(csr_runner_t *base)
     free(r);
 }
 
-static int device_alloc(void **ptr, size_t bytes, const char *what, cli_error_t *err)
-{
-    cudaError_t e = cudaMalloc(ptr, bytes > 0 ? bytes : 1);
-    if (e != cudaSuccess) {
-        *ptr = NULL;
-        cudaGetLastError(); /* an allocation failure is not sticky; clear it */
-        return cli_error_set(err, "cannot allocate %.1f MiB of device memory for %s: %s",
-                             (double)bytes / (1 << 20), what, cudaGetErrorString(e));
-    }
-    return 0;
-}
-
 static int upload(void **ptr, const void *host, size_t bytes, const char *what, cli_error_t *err)
 {
-    if (device_alloc(ptr, bytes, what, err) != 0)
+    if (bench_device_alloc(ptr, bytes, what, err) != 0)
         return -1;
     cudaError_t e = bytes > 0 ? cudaMemcpy(*ptr, host, bytes, cudaMemcpyHostToDevice) : cudaSuccess;
-    return e == cudaSuccess ? 0 : cuda_fail(err, what, e);
+    return e == cudaSuccess ? 0 : bench_cuda_fail(err, what, e);
 }
 
 /* W as esmm gets it, and the weights cuSPARSE gets: it has no homogeneous
@@ -432,54 +346,6 @@ static int upload_w(cuda_runner_t *r, cli_error_t *err)
                         "cuSPARSE's copy of W's weights", err);
     free(shared);
     return status;
-}
-
-/* Copies of B and C: enough to exceed L2_MULTIPLE x the L2, as long as they
- * fit in half the free device memory. */
-static int64_t choose_copies(int64_t copy_bytes, size_t l2_bytes)
-{
-    if (l2_bytes == 0 || copy_bytes <= 0)
-        return 1;
-    int64_t target = (int64_t)l2_bytes * L2_MULTIPLE;
-    int64_t copies = (target + copy_bytes - 1) / copy_bytes;
-    if (copies > MAX_COPIES)
-        copies = MAX_COPIES;
-    size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-        int64_t affordable = (int64_t)(free_bytes / 2) / copy_bytes;
-        if (copies > affordable)
-            copies = affordable > 1 ? affordable : 1;
-    }
-    return copies > 1 ? copies : 1;
-}
-
-/* Fills every copy of a slab with `host` (count floats), or zeros when host is NULL. */
-static int fill_slab(float *slab, const float *host, int64_t count, int64_t stride,
-                     int64_t copies, const char *what, cli_error_t *err)
-{
-    size_t bytes = (size_t)count * sizeof(float);
-    cudaError_t e = host != NULL ? cudaMemcpy(slab, host, bytes, cudaMemcpyHostToDevice)
-                                 : cudaMemset(slab, 0, bytes);
-    for (int64_t copy = 1; e == cudaSuccess && copy < copies; copy++)
-        e = cudaMemcpyAsync(slab + copy * stride, slab, bytes, cudaMemcpyDeviceToDevice, 0);
-    if (e == cudaSuccess)
-        e = cudaDeviceSynchronize();
-    return e == cudaSuccess ? 0 : cuda_fail(err, what, e);
-}
-
-static int create_events(cuda_runner_t *r, cli_error_t *err)
-{
-    for (; r->events_created < EVENT_BATCH; r->events_created++) {
-        cudaError_t e = cudaEventCreate(&r->start[r->events_created]);
-        if (e == cudaSuccess) {
-            e = cudaEventCreate(&r->stop[r->events_created]);
-            if (e != cudaSuccess)
-                cudaEventDestroy(r->start[r->events_created]);
-        }
-        if (e != cudaSuccess)
-            return cuda_fail(err, "creating CUDA events", e);
-    }
-    return 0;
 }
 
 /* cuSPARSE on the runner's stream, with B's and C's descriptors. Without it
@@ -514,26 +380,26 @@ static int setup(cuda_runner_t *r, cli_error_t *err)
     cudaError_t e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) {
         r->stream = NULL;
-        return cuda_fail(err, "creating a CUDA stream", e);
+        return bench_cuda_fail(err, "creating a CUDA stream", e);
     }
     esmm_status_t st = esmm_set_stream(p->handle, r->stream);
     if (st != ESMM_STATUS_SUCCESS)
         return cli_error_set(err, "esmm_set_stream: %s", esmm_status_string(st));
-    if (create_events(r, err) != 0 || upload_w(r, err) != 0)
+    if (bench_create_events(r->start, r->stop, EVENT_BATCH, &r->events_created, err) != 0 || upload_w(r, err) != 0)
         return -1;
 
     esmm_device_info_t info;
     size_t l2_bytes = esmm_get_device_info(p->handle, &info) == ESMM_STATUS_SUCCESS ? info.l2_bytes : 0;
-    r->b_stride = round_up(p->k * p->n, COPY_ALIGN_FLOATS);
-    r->c_stride = round_up(p->m * p->n, COPY_ALIGN_FLOATS);
+    r->b_stride = bench_round_up(p->k * p->n, BENCH_COPY_ALIGN_FLOATS);
+    r->c_stride = bench_round_up(p->m * p->n, BENCH_COPY_ALIGN_FLOATS);
     base->copy_bytes = (r->b_stride + r->c_stride) * (int64_t)sizeof(float);
-    base->copies = choose_copies(base->copy_bytes, l2_bytes);
-    if (device_alloc((void **)&r->b, (size_t)(r->b_stride * base->copies) * sizeof(float), "B",
+    base->copies = bench_choose_copies(base->copy_bytes, l2_bytes);
+    if (bench_device_alloc((void **)&r->b, (size_t)(r->b_stride * base->copies) * sizeof(float), "B",
                      err) != 0 ||
-        device_alloc((void **)&r->c, (size_t)(r->c_stride * base->copies) * sizeof(float), "C",
+        bench_device_alloc((void **)&r->c, (size_t)(r->c_stride * base->copies) * sizeof(float), "C",
                      err) != 0 ||
-        fill_slab(r->b, p->b, p->k * p->n, r->b_stride, base->copies, "uploading B", err) != 0 ||
-        fill_slab(r->c, p->c0, p->m * p->n, r->c_stride, base->copies, "uploading C", err) != 0)
+        bench_fill_copies(r->b, p->b, p->k * p->n, r->b_stride, base->copies, "uploading B", err) != 0 ||
+        bench_fill_copies(r->c, p->c0, p->m * p->n, r->c_stride, base->copies, "uploading C", err) != 0)
         return -1;
     start_cusparse(r);
     return csr_runner_describe_w(base, r->row_ptr, r->col_idx, r->values, err);

@@ -1,36 +1,16 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
-
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "cuda_bench.h"
 #include "runner.h"
 
-/* Each copy starts 256-byte aligned, like a fresh cudaMalloc, so every copy
- * sees the same alignment and vector paths. */
-#define COPY_ALIGN_FLOATS 64
-/* Enough copies that a copy is reused only after at least this many times the
- * L2 size of other data has gone through, so no run starts with a warm L2. */
-#define L2_MULTIPLE 2
-#define MAX_COPIES 4096
 /* Timed runs are queued in batches of this many event pairs. */
 #define EVENT_BATCH 128
 /* Columns of the matrix read between timed extractions to evict the L2. */
 #define FLUSH_COLUMNS 1024
-/* How long the stream is held while a batch of extractions is queued; a
- * library call that waits for the device meanwhile is released after it. */
-#define GATE_TIMEOUT_SECONDS 0.2
-
-/* Holds the stream until the host has queued a whole batch, so the device
- * runs it back to back and the events time the device, not host overhead. */
-typedef struct {
-    atomic_int open;
-    atomic_int timed_out;
-} stream_gate_t;
 
 typedef struct {
     bench_runner_t base; /* first, so the runner pointer is this struct's */
@@ -46,16 +26,6 @@ typedef struct {
     int64_t flush_rows;
     stream_gate_t gate;
 } cuda_runner_t;
-
-static int64_t round_up(int64_t x, int64_t to)
-{
-    return (x + to - 1) / to * to;
-}
-
-static int cuda_fail(cli_error_t *err, const char *what, cudaError_t e)
-{
-    return cli_error_set(err, "%s: %s", what, cudaGetErrorString(e));
-}
 
 static int cuda_launch(bench_runner_t *base, const bench_kernel_t *kernel, int64_t copy,
                        cli_error_t *err)
@@ -84,16 +54,9 @@ static int cuda_launch(bench_runner_t *base, const bench_kernel_t *kernel, int64
     return 0;
 }
 
-/* Waits for the stream and turns a pending (asynchronous) error into a message. */
 static int cuda_wait(bench_runner_t *base, const char *what, cli_error_t *err)
 {
-    cuda_runner_t *r = (cuda_runner_t *)base;
-    cudaError_t e = cudaStreamSynchronize(r->stream);
-    if (e == cudaSuccess)
-        e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return cli_error_set(err, "%s: CUDA error: %s", what, cudaGetErrorString(e));
-    return 0;
+    return bench_cuda_wait(((cuda_runner_t *)base)->stream, what, err);
 }
 
 static int cuda_run_checked(bench_runner_t *base, const bench_kernel_t *kernel, float *out,
@@ -102,17 +65,14 @@ static int cuda_run_checked(bench_runner_t *base, const bench_kernel_t *kernel, 
     cuda_runner_t *r = (cuda_runner_t *)base;
     const bench_problem_t *p = &base->p;
     size_t c_bytes = (size_t)(p->m * p->n) * sizeof(float);
-    /* All-ones bytes are a NaN: a kernel that leaves an element unwritten fails. */
-    cudaError_t e = p->c0 != NULL
-                        ? cudaMemcpyAsync(r->c, p->c0, c_bytes, cudaMemcpyHostToDevice, r->stream)
-                        : cudaMemsetAsync(r->c, 0xff, c_bytes, r->stream);
+    cudaError_t e = bench_reset_c(r->c, p->c0, c_bytes, r->stream);
     if (e != cudaSuccess)
-        return cuda_fail(err, "preparing C", e);
+        return bench_cuda_fail(err, "preparing C", e);
     if (cuda_launch(base, kernel, 0, err) != 0)
         return -1;
     e = cudaMemcpyAsync(out, r->c, c_bytes, cudaMemcpyDeviceToHost, r->stream);
     if (e != cudaSuccess)
-        return cuda_fail(err, "copying C back", e);
+        return bench_cuda_fail(err, "copying C back", e);
     return cuda_wait(base, kernel->name, err);
 }
 
@@ -121,18 +81,6 @@ static int64_t take_copy(cuda_runner_t *r)
     int64_t copy = r->next_copy;
     r->next_copy = (r->next_copy + 1) % r->base.copies;
     return copy;
-}
-
-static int read_events(cuda_runner_t *r, int64_t batch, double *ms, cli_error_t *err)
-{
-    for (int64_t i = 0; i < batch; i++) {
-        float elapsed = 0.0f;
-        cudaError_t e = cudaEventElapsedTime(&elapsed, r->start[i], r->stop[i]);
-        if (e != cudaSuccess)
-            return cuda_fail(err, "reading the CUDA events", e);
-        ms[i] = elapsed;
-    }
-    return 0;
 }
 
 static int time_gemm(cuda_runner_t *r, const bench_kernel_t *kernel, int64_t warmup, int64_t runs,
@@ -149,32 +97,11 @@ static int time_gemm(cuda_runner_t *r, const bench_kernel_t *kernel, int64_t war
                 return -1;
             cudaEventRecord(r->stop[i], r->stream);
         }
-        if (cuda_wait(&r->base, kernel->name, err) != 0 || read_events(r, batch, ms + done, err) != 0)
+        if (cuda_wait(&r->base, kernel->name, err) != 0 || bench_read_events(r->start, r->stop, batch, ms + done, err) != 0)
             return -1;
         done += batch;
     }
     return 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static void CUDART_CB hold_until_open(void *data)
-{
-    stream_gate_t *gate = data;
-    double deadline = now_seconds() + GATE_TIMEOUT_SECONDS;
-    const struct timespec pause = {0, 10000};
-    while (!atomic_load(&gate->open)) {
-        if (now_seconds() > deadline) {
-            atomic_store(&gate->timed_out, 1);
-            return;
-        }
-        nanosleep(&pause, NULL);
-    }
 }
 
 /* Reads the zero-filled flush matrix through an extraction, so the next
@@ -216,7 +143,7 @@ static int64_t queue_extractions(cuda_runner_t *r, bench_operand_t operand, int6
     return made;
 }
 
-/* The flush matrix of the extraction rows: L2_MULTIPLE x L2 of zeros, made
+/* The flush matrix of the extraction rows: BENCH_L2_MULTIPLE x L2 of zeros, made
  * on first use. Without it (no L2 size, no memory) extraction times may start
  * with a warm L2. */
 static void allocate_flush(cuda_runner_t *r)
@@ -224,7 +151,7 @@ static void allocate_flush(cuda_runner_t *r)
     if (r->flush_tried || r->l2_bytes == 0)
         return;
     r->flush_tried = true;
-    r->flush_rows = (int64_t)(r->l2_bytes * L2_MULTIPLE / sizeof(float) / FLUSH_COLUMNS);
+    r->flush_rows = (int64_t)(r->l2_bytes * BENCH_L2_MULTIPLE / sizeof(float) / FLUSH_COLUMNS);
     size_t bytes = (size_t)(r->flush_rows * FLUSH_COLUMNS) * sizeof(float);
     if (cudaMalloc((void **)&r->flush, bytes) != cudaSuccess ||
         cudaMemset(r->flush, 0, bytes) != cudaSuccess) {
@@ -256,15 +183,12 @@ static int time_extraction(cuda_runner_t *r, const bench_kernel_t *kernel, int64
     for (int64_t done = 0; done < runs;) {
         int64_t batch = runs - done < EVENT_BATCH ? runs - done : EVENT_BATCH;
         memset(patterns, 0, sizeof patterns);
-        atomic_store(&r->gate.open, 0);
-        /* Without the gate the times may include host overhead; still valid. */
-        if (cudaLaunchHostFunc(r->stream, hold_until_open, &r->gate) != cudaSuccess)
-            cudaGetLastError();
+        bench_gate_close(&r->gate, r->stream);
         int64_t made = queue_extractions(r, operand, batch, patterns, kernel->name, err);
-        atomic_store(&r->gate.open, 1);
+        bench_gate_open(&r->gate);
         int status = cuda_wait(&r->base, kernel->name, made < 0 ? NULL : err);
         destroy_patterns(patterns, made < 0 ? -1 - made : made);
-        if (made < 0 || status != 0 || read_events(r, batch, ms + done, err) != 0)
+        if (made < 0 || status != 0 || bench_read_events(r->start, r->stop, batch, ms + done, err) != 0)
             return -1;
         done += batch;
     }
@@ -289,10 +213,7 @@ static void cuda_destroy(bench_runner_t *base)
     if (r->stream != NULL)
         cudaStreamSynchronize(r->stream);
     bench_runner_release_patterns(base);
-    for (int i = 0; i < r->events_created; i++) {
-        cudaEventDestroy(r->start[i]);
-        cudaEventDestroy(r->stop[i]);
-    }
+    bench_destroy_events(r->start, r->stop, r->events_created);
     cudaFree(r->a);
     cudaFree(r->b);
     cudaFree(r->c);
@@ -305,79 +226,18 @@ static void cuda_destroy(bench_runner_t *base)
     free(r);
 }
 
-/* How many copies of the working set to cycle through: enough to exceed
- * L2_MULTIPLE x L2, as long as they fit in half the free device memory. */
-static int64_t choose_copies(int64_t working_set_bytes, size_t l2_bytes)
-{
-    if (l2_bytes == 0)
-        return 1;
-    int64_t target = (int64_t)l2_bytes * L2_MULTIPLE;
-    if (working_set_bytes >= target)
-        return 1;
-    int64_t copies = (target + working_set_bytes - 1) / working_set_bytes;
-    if (copies > MAX_COPIES)
-        copies = MAX_COPIES;
-    size_t free_bytes = 0, total_bytes = 0;
-    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-        int64_t affordable = (int64_t)(free_bytes / 2) / working_set_bytes;
-        if (copies > affordable)
-            copies = affordable > 1 ? affordable : 1;
-    }
-    return copies;
-}
-
-/* Uploads one copy and replicates it, doubling the filled part each time. */
-static int fill_copies(float *slab, const float *host, int64_t count, int64_t stride,
-                       int64_t copies, const char *what, cli_error_t *err)
-{
-    cudaError_t e = host != NULL
-                        ? cudaMemcpy(slab, host, (size_t)count * sizeof(float), cudaMemcpyHostToDevice)
-                        : cudaMemset(slab, 0, (size_t)count * sizeof(float));
-    for (int64_t filled = 1; e == cudaSuccess && filled < copies;) {
-        int64_t now = copies - filled < filled ? copies - filled : filled;
-        e = cudaMemcpy(slab + filled * stride, slab, (size_t)(now * stride) * sizeof(float),
-                       cudaMemcpyDeviceToDevice);
-        filled += now;
-    }
-    if (e != cudaSuccess)
-        return cuda_fail(err, what, e);
-    return 0;
-}
-
-static int allocate_slab(float **slab, int64_t stride, int64_t copies, const char *what,
-                         cli_error_t *err)
-{
-    size_t bytes = (size_t)(stride * copies) * sizeof(float);
-    cudaError_t e = cudaMalloc((void **)slab, bytes);
-    if (e != cudaSuccess) {
-        *slab = NULL;
-        cudaGetLastError(); /* an allocation failure is not sticky; clear it */
-        return cli_error_set(err, "cannot allocate %.1f MiB of device memory for %s: %s",
-                             (double)bytes / (1 << 20), what, cudaGetErrorString(e));
-    }
-    return 0;
-}
-
 static int setup(cuda_runner_t *r, cli_error_t *err)
 {
     bench_runner_t *base = &r->base;
     const bench_problem_t *p = &base->p;
     cudaError_t e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess)
-        return cuda_fail(err, "creating a CUDA stream", e);
+        return bench_cuda_fail(err, "creating a CUDA stream", e);
     esmm_status_t st = esmm_set_stream(p->handle, r->stream);
     if (st != ESMM_STATUS_SUCCESS)
         return cli_error_set(err, "esmm_set_stream: %s", esmm_status_string(st));
-    for (; r->events_created < EVENT_BATCH; r->events_created++) {
-        e = cudaEventCreate(&r->start[r->events_created]);
-        if (e == cudaSuccess) {
-            e = cudaEventCreate(&r->stop[r->events_created]);
-            if (e != cudaSuccess)
-                cudaEventDestroy(r->start[r->events_created]);
-        }
-        if (e != cudaSuccess)
-            return cuda_fail(err, "creating CUDA events", e);
-    }
+    if (bench_create_events(r->start, r->stop, EVENT_BATCH, &r->events_created, err) != 0)
+        return -1;
     /* cuBLAS FP32 as the baseline: default math mode, which never uses TF32
      * for cublasSgemm (TF32 needs CUBLAS_TF32_TENSOR_OP_MATH). */
     base->has_cublas = cublasCreate(&r->cublas) == CUBLAS_STATUS_SUCCESS;
@@ -394,21 +254,21 @@ static int setup(cuda_runner_t *r, cli_error_t *err)
 
     esmm_device_info_t info;
     r->l2_bytes = esmm_get_device_info(p->handle, &info) == ESMM_STATUS_SUCCESS ? info.l2_bytes : 0;
-    base->a_stride = round_up(p->m * p->k, COPY_ALIGN_FLOATS);
-    base->b_stride = round_up(p->k * p->n, COPY_ALIGN_FLOATS);
-    base->c_stride = round_up(p->m * p->n, COPY_ALIGN_FLOATS);
+    base->a_stride = bench_round_up(p->m * p->k, BENCH_COPY_ALIGN_FLOATS);
+    base->b_stride = bench_round_up(p->k * p->n, BENCH_COPY_ALIGN_FLOATS);
+    base->c_stride = bench_round_up(p->m * p->n, BENCH_COPY_ALIGN_FLOATS);
     int64_t working_set = (base->a_stride + base->b_stride + base->c_stride) * (int64_t)sizeof(float);
-    base->copies = choose_copies(working_set, r->l2_bytes);
-    if (allocate_slab(&r->a, base->a_stride, base->copies, "A", err) != 0 ||
-        allocate_slab(&r->b, base->b_stride, base->copies, "B", err) != 0 ||
-        allocate_slab(&r->c, base->c_stride, base->copies, "C", err) != 0)
+    base->copies = bench_choose_copies(working_set, r->l2_bytes);
+    if (bench_device_alloc((void **)&r->a, (size_t)(base->a_stride * base->copies) * sizeof(float), "A", err) != 0 ||
+        bench_device_alloc((void **)&r->b, (size_t)(base->b_stride * base->copies) * sizeof(float), "B", err) != 0 ||
+        bench_device_alloc((void **)&r->c, (size_t)(base->c_stride * base->copies) * sizeof(float), "C", err) != 0)
         return -1;
     base->a = r->a;
     base->b = r->b;
     base->c = r->c;
-    if (fill_copies(r->a, p->a, p->m * p->k, base->a_stride, base->copies, "uploading A", err) != 0 ||
-        fill_copies(r->b, p->b, p->k * p->n, base->b_stride, base->copies, "uploading B", err) != 0 ||
-        fill_copies(r->c, p->c0, p->m * p->n, base->c_stride, base->copies, "uploading C", err) != 0)
+    if (bench_fill_copies(r->a, p->a, p->m * p->k, base->a_stride, base->copies, "uploading A", err) != 0 ||
+        bench_fill_copies(r->b, p->b, p->k * p->n, base->b_stride, base->copies, "uploading B", err) != 0 ||
+        bench_fill_copies(r->c, p->c0, p->m * p->n, base->c_stride, base->copies, "uploading C", err) != 0)
         return -1;
     return 0;
 }

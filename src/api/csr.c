@@ -164,7 +164,7 @@ static esmm_status_t run_csrmm(esmm_handle_t handle, esmm_csr_t W, const esmm_cs
     if (p->k == 0 || p->w.nnz == 0 || p->alpha == 0.0f)
         return esmm_scale_c(handle, p->m, p->n, p->beta, p->c, p->ldc);
     handle->last.kernel = kernel;
-    handle->last.path = mode == ESMM_CSR_B_DENSE ? ESMM_PATH_DENSE : ESMM_PATH_SPARSE;
+    handle->last.path = mode == ESMM_CSR_B_SPARSE ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
     if (handle->backend == ESMM_BACKEND_CPU) {
         if (p->op == ESMM_OP_N || !W->has_transpose)
             return esmm_cpu_csrmm(p);
@@ -174,9 +174,13 @@ static esmm_status_t run_csrmm(esmm_handle_t handle, esmm_csr_t W, const esmm_cs
         gather.w = W->transpose;
         return esmm_cpu_csrmm(&gather);
     }
-    esmm_status_t st = esmm_workspace_reserve(handle, esmm_cuda_csrmm_workspace(p->k, p->n));
-    if (st != ESMM_STATUS_SUCCESS)
-        return st;
+    /* Only the compressed-B path uses the workspace. */
+    if (mode == ESMM_CSR_B_SPARSE) {
+        const esmm_status_t st =
+            esmm_workspace_reserve(handle, esmm_cuda_csrmm_workspace(p->k, p->n));
+        if (st != ESMM_STATUS_SUCCESS)
+            return st;
+    }
     const esmm_csr_view_t *transposed =
         p->op == ESMM_OP_T && W->has_transpose ? &W->transpose : NULL;
     return esmm_cuda_csrmm(p, transposed, mode, handle->workspace, handle->stream);

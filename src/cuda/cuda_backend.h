@@ -169,10 +169,11 @@ const char *esmm_cuda_build_architectures(void);
 
 /* CSR products (esmm_cpu_csrmm's arithmetic). transposed is W^T as CSR (from
  * esmm_cuda_csr_transpose) when the product is op(W) = W^T and W was
- * prepared, else NULL: T then scatters with atomics. workspace holds at least
- * esmm_cuda_csrmm_workspace(k, n) bytes of device memory. */
+ * prepared, else NULL: T then scatters with atomics. With ESMM_CSR_B_SPARSE
+ * workspace holds at least esmm_cuda_csrmm_workspace(k, n) bytes of device
+ * memory; the other modes do not touch it. */
 typedef enum {
-    ESMM_CSR_B_AUTO = 0,  /* per row of B: its nonzeros when few enough, else the dense row */
+    ESMM_CSR_B_AUTO = 0,  /* the default: rows of B read densely (the faster path measured) */
     ESMM_CSR_B_DENSE = 1, /* every row of B read densely; B is not compressed */
     ESMM_CSR_B_SPARSE = 2 /* every row of B through its compressed nonzeros */
 } esmm_csr_b_mode_t;
