@@ -18,6 +18,97 @@ __device__ __forceinline__ float add_product(float acc, float w, float b)
     return __fadd_rn(acc, __fmul_rn(w, b));
 }
 
+// Where a lane reads its columns of a B row. A lane whose columns lie past n
+// reads columns that exist (its sums are never stored), so the entry loop
+// carries no bounds checks: the loop is issue-bound, every instruction counts.
+template <int CPL, bool VEC> struct lane_columns {
+    int64_t at[VEC ? 1 : CPL];
+
+    __device__ lane_columns(int64_t col, int64_t n)
+    {
+        if (VEC) {
+            at[0] = col < n ? col : 0;
+        } else {
+#pragma unroll
+            for (int t = 0; t < CPL; t++)
+                at[t] = col + t < n ? col + t : n - 1;
+        }
+    }
+    __device__ void load(const float *row, float (&v)[CPL]) const
+    {
+        // B is read-only here; __ldg also keeps the load global after the
+        // row pointer went through a shuffle.
+        if (VEC && CPL == 4) {
+            const float4 q = __ldg(reinterpret_cast<const float4 *>(row + at[0]));
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        } else if (VEC && CPL == 2) {
+            const float2 q = __ldg(reinterpret_cast<const float2 *>(row + at[0]));
+            v[0] = q.x, v[1] = q.y;
+        } else {
+#pragma unroll
+            for (int t = 0; t < CPL; t++)
+                v[t] = __ldg(row + at[VEC ? 0 : t] + (VEC ? t : 0));
+        }
+    }
+};
+
+// The stored entries of one batch of 32, one per lane, that a warp walks.
+struct entry_batch {
+    const float *row; // B's row for the entry, computed once by its lane
+    float w;
+    int2 meta; // compressed B row of j: {start, count}, or count CSR_DENSE_ROW
+};
+
+// Adds entries t .. t + U - 1 of the batch to the row's sums, in order: all U
+// B rows are loaded before the first is used.
+template <int U, int CPL, bool VEC, bool COMPRESSED>
+__device__ __forceinline__ void gather_entries(int t, const entry_batch &mine_batch,
+                                               const lane_columns<CPL, VEC> &cols,
+                                               const csr_compressed_b &cb, int lane,
+                                               float (&acc)[CPL], float *partial)
+{
+    float dense[U][CPL];
+    float weight[U], value[U];
+    int count[U], column[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const float *row = reinterpret_cast<const float *>(__shfl_sync(
+            0xffffffffu, reinterpret_cast<unsigned long long>(mine_batch.row), t + u));
+        weight[u] = __shfl_sync(0xffffffffu, mine_batch.w, t + u);
+        count[u] = CSR_DENSE_ROW;
+        if (COMPRESSED) {
+            const int start = __shfl_sync(0xffffffffu, mine_batch.meta.x, t + u);
+            count[u] = __shfl_sync(0xffffffffu, mine_batch.meta.y, t + u);
+            value[u] = 0.0f;
+            column[u] = 0;
+            if (count[u] != CSR_DENSE_ROW && lane < count[u]) {
+                column[u] = cb.columns[start + lane];
+                value[u] = cb.values[start + lane];
+            }
+        }
+        if (count[u] == CSR_DENSE_ROW)
+            cols.load(row, dense[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        if (!COMPRESSED) {
+#pragma unroll
+            for (int c = 0; c < CPL; c++)
+                acc[c] = add_product(acc[c], weight[u], dense[u][c]);
+        } else {
+            if (count[u] == CSR_DENSE_ROW) {
+#pragma unroll
+                for (int c = 0; c < CPL; c++)
+                    partial[lane * CPL + c] =
+                        add_product(partial[lane * CPL + c], weight[u], dense[u][c]);
+            } else if (lane < count[u]) {
+                partial[column[u]] = add_product(partial[column[u]], weight[u], value[u]);
+            }
+            __syncwarp();
+        }
+    }
+}
+
 template <int CPL, bool VEC, bool COMPRESSED>
 __global__ void __launch_bounds__(GATHER_WARPS * 32)
     csrmm_gather_kernel(esmm_csr_view_t w, int64_t n, float alpha, const float *b, int64_t ldb,
@@ -27,13 +118,14 @@ __global__ void __launch_bounds__(GATHER_WARPS * 32)
     // The accumulator of a compressed product lives in shared memory, where a
     // nonzero's lane can reach any column of the panel.
     __shared__ float partial[COMPRESSED ? GATHER_WARPS : 1][COMPRESSED ? PW : 1];
-    using access = csr_row_access<CPL, VEC>;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int64_t row = (int64_t)blockIdx.x * GATHER_WARPS + warp;
-    if (row >= w.rows)
-        return;
+    // Warps past the last row repeat it without storing, so every shuffle
+    // runs with the whole warp and needs no divergence checks.
+    const int64_t own_row = (int64_t)blockIdx.x * GATHER_WARPS + warp;
+    const int64_t row = own_row < w.rows ? own_row : w.rows - 1;
     const int64_t panel = blockIdx.y;
     const int64_t col = panel * PW + lane * CPL;
+    const lane_columns<CPL, VEC> cols(col, n);
     float *mine = &partial[COMPRESSED ? warp : 0][0];
 
     float acc[CPL];
@@ -48,64 +140,31 @@ __global__ void __launch_bounds__(GATHER_WARPS * 32)
     const int begin = w.row_ptr[row], end = w.row_ptr[row + 1];
     for (int base = begin; base < end; base += 32) {
         const int e = base + lane;
-        const bool have = e < end;
-        const int my_j = have ? w.col_idx[e] : 0;
-        const float my_w = have ? (w.values != nullptr ? w.values[e] : w.value) : 0.0f;
-        int2 my_meta = make_int2(0, CSR_DENSE_ROW);
-        if (COMPRESSED && have && isfinite(my_w))
-            my_meta = cb.meta[panel * cb.k + my_j];
-        const int batch = min(32, end - base);
-
-        for (int t0 = 0; t0 < batch; t0 += GATHER_UNROLL) {
-            float dense[GATHER_UNROLL][CPL];
-            float weight[GATHER_UNROLL], value[GATHER_UNROLL];
-            int count[GATHER_UNROLL], column[GATHER_UNROLL];
-#pragma unroll
-            for (int u = 0; u < GATHER_UNROLL; u++) {
-                const int t = t0 + u;
-                const int64_t j = __shfl_sync(0xffffffffu, my_j, t);
-                weight[u] = __shfl_sync(0xffffffffu, my_w, t);
-                const int start = __shfl_sync(0xffffffffu, my_meta.x, t);
-                count[u] = __shfl_sync(0xffffffffu, my_meta.y, t);
-                value[u] = 0.0f;
-                column[u] = 0;
-                if (t < batch) {
-                    if (!COMPRESSED || count[u] == CSR_DENSE_ROW) {
-                        access::load(b + j * ldb, col, n, dense[u]);
-                    } else if (lane < count[u]) {
-                        column[u] = cb.columns[start + lane];
-                        value[u] = cb.values[start + lane];
-                    }
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < GATHER_UNROLL; u++) {
-                if (t0 + u >= batch)
-                    break;
-                if (!COMPRESSED) {
-#pragma unroll
-                    for (int t = 0; t < CPL; t++)
-                        acc[t] = add_product(acc[t], weight[u], dense[u][t]);
-                } else {
-                    if (count[u] == CSR_DENSE_ROW) {
-#pragma unroll
-                        for (int t = 0; t < CPL; t++)
-                            mine[lane * CPL + t] =
-                                add_product(mine[lane * CPL + t], weight[u], dense[u][t]);
-                    } else if (lane < count[u]) {
-                        mine[column[u]] = add_product(mine[column[u]], weight[u], value[u]);
-                    }
-                    __syncwarp();
-                }
-            }
+        entry_batch batch{b, 0.0f, make_int2(0, CSR_DENSE_ROW)};
+        if (e < end) {
+            const int j = w.col_idx[e];
+            batch.row = b + j * ldb;
+            batch.w = w.values != nullptr ? w.values[e] : w.value;
+            if (COMPRESSED && isfinite(batch.w))
+                batch.meta = cb.meta[panel * cb.k + j];
         }
+        const int size = min(32, end - base);
+        int t = 0;
+        for (; t + GATHER_UNROLL <= size; t += GATHER_UNROLL)
+            gather_entries<GATHER_UNROLL, CPL, VEC, COMPRESSED>(t, batch, cols, cb, lane, acc,
+                                                                mine);
+        for (; t < size; t++)
+            gather_entries<1, CPL, VEC, COMPRESSED>(t, batch, cols, cb, lane, acc, mine);
     }
 
+    if (own_row >= w.rows)
+        return;
     if (COMPRESSED) {
 #pragma unroll
         for (int t = 0; t < CPL; t++)
             acc[t] = mine[lane * CPL + t];
     }
+    using access = csr_row_access<CPL, VEC>;
     float out[CPL];
     if (beta != 0.0f)
         access::load(c + row * ldc, col, n, out);
