@@ -176,7 +176,8 @@ static void check_products(esmm_handle_t h)
         {1000, 997, 33, 0, CSR_GEN_UNSORTED},
         {33, 1, 1, 3, 0},
     };
-    static const int64_t widths[] = {1, 2, 31, 64, 100, 128, 130, 257};
+    /* 4, 32, 44 and 64 take the several-rows-per-warp gather when rows align. */
+    static const int64_t widths[] = {1, 2, 4, 31, 32, 44, 64, 100, 128, 130, 257};
     static const double densities[] = {0.1, 1.0, 0.0, 0.5};
     static const float alphas[] = {1.0f, 0.5f, -1.5f, 0.0f};
     static const float betas[] = {0.0f, 2.0f, 0.0f, 3.0f};

@@ -1,5 +1,6 @@
 // C = alpha * W * B + beta * C with W in CSR: a warp per (row of W, panel of
-// columns). It walks the row's stored entries in order; for each it adds
+// columns), or for narrow B (n <= 64, rows of float4) a group of 16 or 8 lanes
+// per row, so that a warp still loads whole float4s and covers 2 or 4 rows. It walks the row's stored entries in order; for each it adds
 // w * B[j, panel] into the row's accumulator, taking B's row either densely
 // or, when B was compressed and the row is sparse, only its nonzeros. The
 // order of the sums and the unfused multiply-add reproduce the CPU backend
@@ -61,8 +62,10 @@ struct entry_batch {
 
 // Adds entries t .. t + U - 1 of the batch to the row's sums, in order: all U
 // B rows are loaded before the first is used.
-template <int U, int CPL, bool VEC, bool COMPRESSED>
-__device__ __forceinline__ void gather_entries(int t, const entry_batch &mine_batch,
+// With several rows per warp (ROWS > 1) the groups' batches differ in length:
+// a group adds only its entries below `size`.
+template <int U, int ROWS, int CPL, bool VEC, bool COMPRESSED>
+__device__ __forceinline__ void gather_entries(int t, int size, const entry_batch &mine_batch,
                                                const lane_columns<CPL, VEC> &cols,
                                                const csr_compressed_b &cb, int lane,
                                                float (&acc)[CPL], float *partial)
@@ -72,9 +75,10 @@ __device__ __forceinline__ void gather_entries(int t, const entry_batch &mine_ba
     int count[U], column[U];
 #pragma unroll
     for (int u = 0; u < U; u++) {
-        const float *row = reinterpret_cast<const float *>(__shfl_sync(
-            0xffffffffu, reinterpret_cast<unsigned long long>(mine_batch.row), t + u));
-        weight[u] = __shfl_sync(0xffffffffu, mine_batch.w, t + u);
+        const float *row = reinterpret_cast<const float *>(
+            __shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(mine_batch.row), t + u,
+                        32 / ROWS));
+        weight[u] = __shfl_sync(0xffffffffu, mine_batch.w, t + u, 32 / ROWS);
         count[u] = CSR_DENSE_ROW;
         if (COMPRESSED) {
             const int start = __shfl_sync(0xffffffffu, mine_batch.meta.x, t + u);
@@ -92,6 +96,8 @@ __device__ __forceinline__ void gather_entries(int t, const entry_batch &mine_ba
 #pragma unroll
     for (int u = 0; u < U; u++) {
         if (!COMPRESSED) {
+            if (ROWS > 1 && t + u >= size)
+                continue;
 #pragma unroll
             for (int c = 0; c < CPL; c++)
                 acc[c] = add_product(acc[c], weight[u], dense[u][c]);
@@ -109,22 +115,25 @@ __device__ __forceinline__ void gather_entries(int t, const entry_batch &mine_ba
     }
 }
 
-template <int CPL, bool VEC, bool COMPRESSED>
+template <int ROWS, int CPL, bool VEC, bool COMPRESSED>
 __global__ void __launch_bounds__(GATHER_WARPS * 32)
     csrmm_gather_kernel(esmm_csr_view_t w, int64_t n, float alpha, const float *b, int64_t ldb,
                         float beta, float *c, int64_t ldc, csr_compressed_b cb)
 {
-    constexpr int PW = 32 * CPL;
+    static_assert(ROWS == 1 || !COMPRESSED, "compressed products take a warp per row");
+    constexpr int GROUP = 32 / ROWS; // lanes per row
+    constexpr int PW = GROUP * CPL;
     // The accumulator of a compressed product lives in shared memory, where a
     // nonzero's lane can reach any column of the panel.
     __shared__ float partial[COMPRESSED ? GATHER_WARPS : 1][COMPRESSED ? PW : 1];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    // Warps past the last row repeat it without storing, so every shuffle
+    const int slot = lane % GROUP; // the lane's place in its row's group
+    // Lanes past the last row repeat it without storing, so every shuffle
     // runs with the whole warp and needs no divergence checks.
-    const int64_t own_row = (int64_t)blockIdx.x * GATHER_WARPS + warp;
+    const int64_t own_row = ((int64_t)blockIdx.x * GATHER_WARPS + warp) * ROWS + lane / GROUP;
     const int64_t row = own_row < w.rows ? own_row : w.rows - 1;
     const int64_t panel = blockIdx.y;
-    const int64_t col = panel * PW + lane * CPL;
+    const int64_t col = panel * PW + slot * CPL;
     const lane_columns<CPL, VEC> cols(col, n);
     float *mine = &partial[COMPRESSED ? warp : 0][0];
 
@@ -138,8 +147,9 @@ __global__ void __launch_bounds__(GATHER_WARPS * 32)
     __syncwarp();
 
     const int begin = w.row_ptr[row], end = w.row_ptr[row + 1];
-    for (int base = begin; base < end; base += 32) {
-        const int e = base + lane;
+    const int longest = ROWS > 1 ? __reduce_max_sync(0xffffffffu, end - begin) : end - begin;
+    for (int base = begin; base < begin + longest; base += GROUP) {
+        const int e = base + slot;
         entry_batch batch{b, 0.0f, make_int2(0, CSR_DENSE_ROW)};
         if (e < end) {
             const int j = w.col_idx[e];
@@ -148,13 +158,15 @@ __global__ void __launch_bounds__(GATHER_WARPS * 32)
             if (COMPRESSED && isfinite(batch.w))
                 batch.meta = cb.meta[panel * cb.k + j];
         }
-        const int size = min(32, end - base);
+        const int size = min(GROUP, end - base);
+        const int steps = ROWS > 1 ? __reduce_max_sync(0xffffffffu, max(size, 0)) : size;
         int t = 0;
-        for (; t + GATHER_UNROLL <= size; t += GATHER_UNROLL)
-            gather_entries<GATHER_UNROLL, CPL, VEC, COMPRESSED>(t, batch, cols, cb, lane, acc,
-                                                                mine);
-        for (; t < size; t++)
-            gather_entries<1, CPL, VEC, COMPRESSED>(t, batch, cols, cb, lane, acc, mine);
+        for (; t + GATHER_UNROLL <= steps; t += GATHER_UNROLL)
+            gather_entries<GATHER_UNROLL, ROWS, CPL, VEC, COMPRESSED>(t, size, batch, cols, cb,
+                                                                      lane, acc, mine);
+        for (; t < steps; t++)
+            gather_entries<1, ROWS, CPL, VEC, COMPRESSED>(t, size, batch, cols, cb, lane, acc,
+                                                          mine);
     }
 
     if (own_row >= w.rows)
@@ -176,19 +188,23 @@ __global__ void __launch_bounds__(GATHER_WARPS * 32)
     access::store(c + row * ldc, col, n, out);
 }
 
-template <int CPL, bool VEC>
+template <int ROWS, int CPL, bool VEC>
 cudaError_t launch(const esmm_csr_view_t &w, int64_t n, float alpha, const float *b,
                    int64_t ldb, float beta, float *c, int64_t ldc,
                    const csr_compressed_b *compressed, cudaStream_t stream)
 {
-    const dim3 grid((unsigned)((w.rows + GATHER_WARPS - 1) / GATHER_WARPS),
-                    (unsigned)((n + 32 * CPL - 1) / (32 * CPL)));
-    if (compressed != nullptr)
-        csrmm_gather_kernel<CPL, VEC, true><<<grid, GATHER_WARPS * 32, 0, stream>>>(
-            w, n, alpha, b, ldb, beta, c, ldc, *compressed);
-    else
-        csrmm_gather_kernel<CPL, VEC, false><<<grid, GATHER_WARPS * 32, 0, stream>>>(
-            w, n, alpha, b, ldb, beta, c, ldc, csr_compressed_b{});
+    constexpr int rows_per_cta = GATHER_WARPS * ROWS, width = 32 / ROWS * CPL;
+    const dim3 grid((unsigned)((w.rows + rows_per_cta - 1) / rows_per_cta),
+                    (unsigned)((n + width - 1) / width));
+    if constexpr (ROWS == 1) {
+        if (compressed != nullptr) {
+            csrmm_gather_kernel<1, CPL, VEC, true><<<grid, GATHER_WARPS * 32, 0, stream>>>(
+                w, n, alpha, b, ldb, beta, c, ldc, *compressed);
+            return cudaGetLastError();
+        }
+    }
+    csrmm_gather_kernel<ROWS, CPL, VEC, false><<<grid, GATHER_WARPS * 32, 0, stream>>>(
+        w, n, alpha, b, ldb, beta, c, ldc, csr_compressed_b{});
     return cudaGetLastError();
 }
 
@@ -198,15 +214,21 @@ cudaError_t launch_csrmm_gather(const esmm_csr_view_t &w, int64_t n, float alpha
                                 const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
                                 const csr_compressed_b *compressed, cudaStream_t stream)
 {
+    // Narrow rows of float4: groups of 16 or 8 lanes per row (the compressed
+    // layout is cut for a warp per row, so it keeps that).
+    if (compressed == nullptr && n <= 64 && csr_rows_aligned(b, ldb, n, 4) &&
+        csr_rows_aligned(c, ldc, n, 4))
+        return n <= 32 ? launch<4, 4, true>(w, n, alpha, b, ldb, beta, c, ldc, nullptr, stream)
+                       : launch<2, 4, true>(w, n, alpha, b, ldb, beta, c, ldc, nullptr, stream);
     const int cpl = csr_cols_per_lane(n);
     const bool vec = csr_rows_aligned(b, ldb, n, cpl) && csr_rows_aligned(c, ldc, n, cpl);
     switch (cpl) {
     case 4:
-        return vec ? launch<4, true>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream)
-                   : launch<4, false>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream);
+        return vec ? launch<1, 4, true>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream)
+                   : launch<1, 4, false>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream);
     case 2:
-        return vec ? launch<2, true>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream)
-                   : launch<2, false>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream);
-    default: return launch<1, false>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream);
+        return vec ? launch<1, 2, true>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream)
+                   : launch<1, 2, false>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream);
+    default: return launch<1, 1, false>(w, n, alpha, b, ldb, beta, c, ldc, compressed, stream);
     }
 }
