@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Prints a Markdown table of an `esmm bench --json` results file, for the README.
 Files from `--sweep targets` get the target table (one row per case: end-to-end
-and cached-B esmm against cuBLAS, the target, the path the planner took).
+and cached-B esmm against cuBLAS, the target, the path the planner took); files
+from `--op csrmm --sweep csr-targets` get the CSR table against cuSPARSE.
 
     python3 scripts/results_table.py bench/results/h100-ladder.json
     python3 scripts/results_table.py bench/results/h100-esmm.json
+    python3 scripts/results_table.py bench/results/h100-spmm.json
 """
 import json
 import sys
@@ -42,11 +44,27 @@ def target_table(doc):
               f"| {100 * e.get('work_fraction', 1):.1f}% |")
 
 
+def csr_table(doc):
+    print("| case | cuSPARSE fastest | cuSPARSE ms | esmm ms | × cuSPARSE | target | met |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+    for r in doc["results"]:
+        if r["kernel"] != "esmm":
+            continue
+        algorithm = r["baseline_kernel"].replace("CUSPARSE_SPMM_", "").replace("CUSPARSE_SPMV_", "")
+        target = r.get("target_speedup")
+        met = "—" if target is None else ("yes" if r["speedup"] >= target else "no")
+        target_text = "—" if target is None else f"≥ {target:g}"
+        print(f"| {r['case']} | {algorithm} | {r['baseline_ms']:.4f} | {r['ms']:.4f} "
+              f"| {r['speedup']:.2f} | {target_text} | {met} |")
+
+
 def main(path):
     with open(path) as f:
         doc = json.load(f)
     print(f"{doc.get('device', '?')}, commit {doc.get('commit', '?')}, {doc.get('date', '?')}\n")
-    if any("case" in r for r in doc["results"]):
+    if any(r.get("op") in ("csrmm", "csrmv") and "case" in r for r in doc["results"]):
+        csr_table(doc)
+    elif any("case" in r for r in doc["results"]):
         target_table(doc)
     else:
         kernel_table(doc)
