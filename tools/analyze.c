@@ -145,14 +145,12 @@ typedef struct {
 
 static int usage_error(const cli_error_t *err)
 {
-    fprintf(stderr, "esmm analyze: %s\n(run 'esmm analyze --help' for the options)\n", err->text);
-    return ESMM_EXIT_USAGE;
+    return cli_usage_error("esmm analyze", "esmm analyze --help", err);
 }
 
 static int runtime_error(const cli_error_t *err)
 {
-    fprintf(stderr, "esmm analyze: %s\n", err->text);
-    return ESMM_EXIT_RUNTIME;
+    return cli_runtime_error("esmm analyze", err);
 }
 
 static double percent(double fraction)

@@ -62,20 +62,12 @@ typedef struct {
 
 static int usage_error(const cli_error_t *err)
 {
-    fprintf(stderr, "esmm bench: %s\n(run 'esmm bench --help' for the options)\n", err->text);
-    return ESMM_EXIT_USAGE;
+    return cli_usage_error("esmm bench", "esmm bench --help", err);
 }
 
 static int runtime_error(const cli_error_t *err)
 {
-    fprintf(stderr, "esmm bench: %s\n", err->text);
-    return ESMM_EXIT_RUNTIME;
-}
-
-/* The more serious of two exit codes: the ESMM_EXIT_* codes grow with it. */
-static int worse_exit(int a, int b)
-{
-    return a > b ? a : b;
+    return cli_runtime_error("esmm bench", err);
 }
 
 static int compare_doubles(const void *x, const void *y)
@@ -642,7 +634,8 @@ static int run_sweep(bench_session_t *session, const bench_options_t *o)
         lines[i].target = cases[i].target;
         lines[i].baseline_ms = lines[i].esmm_ms = lines[i].cached_ms = NAN;
         lines[i].check = "fail";
-        exit_code = worse_exit(exit_code, run_case(session, &case_options, &cases[i], &lines[i]));
+        exit_code = cli_worse_exit(exit_code,
+                                   run_case(session, &case_options, &cases[i], &lines[i]));
     }
     report_print_sweep(stdout, sweep_name(o->sweep), session->kernels[0].name, lines, count);
     if (o->sweep == SWEEP_TARGETS && base != CUDA_DEFAULT_SIZE)
@@ -708,8 +701,8 @@ static int run_session(const bench_options_t *o, bench_session_t *session)
     int exit_code = o->sweep != SWEEP_NONE ? run_sweep(session, o) : run_case(session, o, NULL, NULL);
     /* A run that stopped before its rows leaves no results worth a file. */
     if (session->json != NULL && (exit_code <= ESMM_EXIT_CHECK_FAILED || o->sweep != SWEEP_NONE))
-        exit_code = worse_exit(exit_code,
-                               bench_json_finish(&session->json_writer, &session->json, o->json_path));
+        exit_code = cli_worse_exit(
+            exit_code, bench_json_finish(&session->json_writer, &session->json, o->json_path));
     return exit_code;
 }
 

@@ -57,21 +57,12 @@ typedef struct {
 
 static int usage_error(const cli_error_t *err)
 {
-    fprintf(stderr, "esmm bench: %s\n(run 'esmm bench --op csrmm --help' for the options)\n",
-            err->text);
-    return ESMM_EXIT_USAGE;
+    return cli_usage_error("esmm bench", "esmm bench --op csrmm --help", err);
 }
 
 static int runtime_error(const cli_error_t *err)
 {
-    fprintf(stderr, "esmm bench: %s\n", err->text);
-    return ESMM_EXIT_RUNTIME;
-}
-
-/* The more serious of two exit codes: the ESMM_EXIT_* codes grow with it. */
-static int worse_exit(int a, int b)
-{
-    return a > b ? a : b;
+    return cli_runtime_error("esmm bench", err);
 }
 
 static double now_seconds(void)
@@ -600,7 +591,7 @@ static int run_sweep(csr_session_t *session)
         lines[i].target = cases[i].target;
         lines[i].baseline_ms = lines[i].esmm_ms = NAN;
         lines[i].check = "fail";
-        exit_code = worse_exit(exit_code, run_case(session, &cases[i], &lines[i]));
+        exit_code = cli_worse_exit(exit_code, run_case(session, &cases[i], &lines[i]));
     }
     print_sweep(lines, count, session->cuda);
     if (base.rows != CSR_DEFAULT_ROWS || base.cols != CSR_DEFAULT_COLS ||
@@ -643,8 +634,8 @@ static int run_session(csr_session_t *session)
     }
     /* A run that stopped before its rows leaves no results worth a file. */
     if (session->json != NULL && (exit_code <= ESMM_EXIT_CHECK_FAILED || o->sweep_targets))
-        exit_code = worse_exit(exit_code, bench_json_finish(&session->json_writer, &session->json,
-                                                            o->json_path));
+        exit_code = cli_worse_exit(
+            exit_code, bench_json_finish(&session->json_writer, &session->json, o->json_path));
     return exit_code;
 }
 

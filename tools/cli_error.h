@@ -26,4 +26,12 @@ typedef struct {
  * callers can `return cli_error_set(...)`. */
 int cli_error_set(cli_error_t *err, const char *fmt, ...) CLI_PRINTF_LIKE(2, 3);
 
+/* Prints "COMMAND: message" and where the options are described to stderr;
+ * returns ESMM_EXIT_USAGE. */
+int cli_usage_error(const char *command, const char *help, const cli_error_t *err);
+/* Prints "COMMAND: message" to stderr; returns ESMM_EXIT_RUNTIME. */
+int cli_runtime_error(const char *command, const cli_error_t *err);
+/* The more serious of two exit codes: the ESMM_EXIT_* codes grow with it. */
+int cli_worse_exit(int a, int b);
+
 #endif

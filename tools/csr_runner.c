@@ -1,11 +1,9 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include "csr_runner.h"
+#include "host_timing.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 int csr_runner_describe_w(csr_runner_t *r, const int32_t *row_ptr, const int32_t *col_idx,
                           const float *values, cli_error_t *err)
@@ -89,27 +87,22 @@ static int cpu_run_checked(csr_runner_t *base, const csr_kernel_t *kernel, float
     return 0;
 }
 
-static double now_ms(void)
+typedef struct {
+    csr_runner_t *runner;
+    const csr_kernel_t *kernel;
+} cpu_call_t;
+
+static int cpu_call(void *ctx, cli_error_t *err)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+    const cpu_call_t *call = ctx;
+    return cpu_launch(call->runner, call->kernel, ((cpu_runner_t *)call->runner)->c, err);
 }
 
 static int cpu_time_runs(csr_runner_t *base, const csr_kernel_t *kernel, int64_t warmup,
                          int64_t runs, double *ms, cli_error_t *err)
 {
-    cpu_runner_t *r = (cpu_runner_t *)base;
-    for (int64_t i = 0; i < warmup; i++)
-        if (cpu_launch(base, kernel, r->c, err) != 0)
-            return -1;
-    for (int64_t i = 0; i < runs; i++) {
-        double start = now_ms();
-        if (cpu_launch(base, kernel, r->c, err) != 0)
-            return -1;
-        ms[i] = now_ms() - start;
-    }
-    return 0;
+    cpu_call_t call = {base, kernel};
+    return host_time_runs(cpu_call, &call, warmup, runs, ms, err);
 }
 
 static void cpu_destroy(csr_runner_t *base)

@@ -1,10 +1,8 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "host_timing.h"
 #include "runner.h"
 
 typedef struct {
@@ -48,26 +46,22 @@ static int cpu_run_checked(bench_runner_t *r, const bench_kernel_t *kernel, floa
     return 0;
 }
 
-static double now_ms(void)
+typedef struct {
+    bench_runner_t *runner;
+    const bench_kernel_t *kernel;
+} cpu_call_t;
+
+static int cpu_call(void *ctx, cli_error_t *err)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+    const cpu_call_t *call = ctx;
+    return cpu_launch(call->runner, call->kernel, 0, err);
 }
 
 static int cpu_time_runs(bench_runner_t *r, const bench_kernel_t *kernel, int64_t warmup,
                          int64_t runs, double *ms, cli_error_t *err)
 {
-    for (int64_t i = 0; i < warmup; i++)
-        if (cpu_launch(r, kernel, 0, err) != 0)
-            return -1;
-    for (int64_t i = 0; i < runs; i++) {
-        double start = now_ms();
-        if (cpu_launch(r, kernel, 0, err) != 0)
-            return -1;
-        ms[i] = now_ms() - start;
-    }
-    return 0;
+    cpu_call_t call = {r, kernel};
+    return host_time_runs(cpu_call, &call, warmup, runs, ms, err);
 }
 
 static void cpu_destroy(bench_runner_t *base)
