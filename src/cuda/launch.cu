@@ -288,17 +288,14 @@ extern "C" esmm_status_t esmm_cuda_csrmm(const esmm_csrmm_problem_t *p,
             err = launch_csrmm_scatter(w, p->n, p->alpha, p->b, p->ldb, p->c, p->ldc, s);
         return status_from(err);
     }
-    // Measured on the H100 (reference workload, B 10% nonzero): the
-    // compressed path takes 0.159 ms against 0.131 ms reading B densely, so
-    // only a caller who names it gets it.
     if (mode != ESMM_CSR_B_SPARSE)
         return status_from(launch_csrmm_gather(w, p->n, p->alpha, p->b, p->ldb, p->beta, p->c,
-                                               p->ldc, nullptr, s));
+                                               p->ldc, s));
     csr_compressed_b compressed;
     err = compress_b(p, workspace, s, &compressed);
     if (err == cudaSuccess)
-        err = launch_csrmm_gather(w, p->n, p->alpha, p->b, p->ldb, p->beta, p->c, p->ldc,
-                                  &compressed, s);
+        err = launch_csrmm_sparse_b(w, p->n, p->alpha, p->b, p->ldb, p->beta, p->c, p->ldc,
+                                    compressed, s);
     return status_from(err);
 }
 

@@ -101,6 +101,65 @@ template <int CPL, bool VEC> struct csr_row_access {
     }
 };
 
+// Where a lane reads its columns of a B row. A lane whose columns lie past n
+// reads columns that exist (its sums are never stored), so the entry loop
+// carries no bounds checks: the loop is issue-bound, every instruction counts.
+template <int CPL, bool VEC> struct lane_columns {
+    int64_t at[VEC ? 1 : CPL];
+
+    lane_columns() = default;
+    __device__ lane_columns(int64_t col, int64_t n)
+    {
+        if (VEC) {
+            at[0] = col < n ? col : 0;
+        } else {
+#pragma unroll
+            for (int t = 0; t < CPL; t++)
+                at[t] = col + t < n ? col + t : n - 1;
+        }
+    }
+    __device__ void load(const float *row, float (&v)[CPL]) const
+    {
+        // B is read-only here; __ldg also keeps the load global after the
+        // row pointer went through a shuffle.
+        if (VEC && CPL == 4) {
+            const float4 q = __ldg(reinterpret_cast<const float4 *>(row + at[0]));
+            v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        } else if (VEC && CPL == 2) {
+            const float2 q = __ldg(reinterpret_cast<const float2 *>(row + at[0]));
+            v[0] = q.x, v[1] = q.y;
+        } else {
+#pragma unroll
+            for (int t = 0; t < CPL; t++)
+                v[t] = __ldg(row + at[VEC ? 0 : t] + (VEC ? t : 0));
+        }
+    }
+};
+
+// One term of a CSR sum, rounded as the CPU backend rounds it (no fused
+// multiply-add), so that every path gives the same bits.
+__device__ __forceinline__ float csr_add_product(float sum, float w, float b)
+{
+    return __fadd_rn(sum, __fmul_rn(w, b));
+}
+
+// Stores alpha * sums + beta * C for a lane's CPL columns of a row of C.
+template <int CPL, bool VEC>
+__device__ __forceinline__ void csr_store_row(float *row, int64_t col, int64_t n, float alpha,
+                                              float beta, const float (&sums)[CPL])
+{
+    using access = csr_row_access<CPL, VEC>;
+    float out[CPL];
+    if (beta != 0.0f)
+        access::load(row, col, n, out);
+#pragma unroll
+    for (int t = 0; t < CPL; t++) {
+        const float scaled = __fmul_rn(alpha, sums[t]);
+        out[t] = beta != 0.0f ? __fadd_rn(scaled, __fmul_rn(beta, out[t])) : scaled;
+    }
+    access::store(row, col, n, out);
+}
+
 // Whether rows of x (leading dimension ld, n columns) can be read CPL at a time.
 inline bool csr_rows_aligned(const void *x, int64_t ld, int64_t n, int cols_per_lane)
 {
@@ -114,7 +173,11 @@ cudaError_t launch_csr_compress_b(const float *b, int64_t ldb, int64_t k, int64_
                                   const csr_compressed_b &out, cudaStream_t stream);
 cudaError_t launch_csrmm_gather(const esmm_csr_view_t &w, int64_t n, float alpha,
                                 const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
-                                const csr_compressed_b *compressed, cudaStream_t stream);
+                                cudaStream_t stream);
+cudaError_t launch_csrmm_sparse_b(const esmm_csr_view_t &w, int64_t n, float alpha,
+                                  const float *b, int64_t ldb, float beta, float *c,
+                                  int64_t ldc, const csr_compressed_b &compressed,
+                                  cudaStream_t stream);
 cudaError_t launch_csrmm_scatter(const esmm_csr_view_t &w, int64_t n, float alpha,
                                  const float *b, int64_t ldb, float *c, int64_t ldc,
                                  cudaStream_t stream);
