@@ -243,11 +243,12 @@ esmm_status_t esmm_csr_validate(esmm_handle_t handle, int64_t rows, int64_t cols
  *
  * On the CUDA backend nothing waits for the host. A warp gathers each row of
  * op(W) reading the rows of B it needs densely (the path that B's zeros make
- * cheaper, "csr-sparse-b", is available through esmm_scsrmm_kernel; it is not
- * yet faster, so the default does not take it). op(W) = W^T without
- * esmm_csr_prepare scatters with atomics, skipping B's zeros: its sums may be
- * added in a different order from run to run. Every other path gives the same
- * bits on every run, and the same bits as the CPU backend.
+ * cheaper, "csr-sparse-b", is available through esmm_scsrmm_kernel; it is
+ * faster only when B is very sparse, about 5% nonzero, so the default does not
+ * take it). op(W) = W^T without esmm_csr_prepare scatters with atomics,
+ * skipping B's zeros: its sums may be added in a different order from run to
+ * run. Every other path gives the same bits on every run, and the same bits
+ * as the CPU backend.
  */
 esmm_status_t esmm_scsrmm(esmm_handle_t handle, esmm_operation_t op_w, esmm_csr_t W, int64_t n,
                           const float *alpha, const float *B, int64_t ldb,
