@@ -5,8 +5,9 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 BENCH_ARGS ?= --kernel all
+PREFIX ?= /usr/local
 
-.PHONY: build bench test gpu-check clean
+.PHONY: build bench test install gpu-check clean
 
 build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
@@ -17,6 +18,9 @@ bench: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # Build, full test suite and the ladder benchmark on a GPU machine; logs and
 # JSON go to $$OUT (default: gpu-check-out/).
