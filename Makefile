@@ -1,13 +1,16 @@
 # Thin wrapper over CMake so the two everyday commands are one word each:
 #   make bench   builds and runs the benchmark (GPU if present, else CPU backend)
-#   make test    builds and runs every test (GPU tests report skipped without a GPU)
+#   make test    builds and runs every test, C and Python (GPU tests report skipped
+#                without a GPU)
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 BENCH_ARGS ?= --kernel all
 PREFIX ?= /usr/local
+PYTHON ?= python3
+VENV = $(BUILD)/venv
 
-.PHONY: build bench test install gpu-check clean
+.PHONY: build bench test python-test install gpu-check clean
 
 build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
@@ -18,6 +21,15 @@ bench: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) python-test
+
+# The Python package, installed with pip from this tree (it builds libesmm
+# again, in $(BUILD)/wheel, through scikit-build-core) into a venv, and its
+# tests; the GPU ones skip without a GPU, PyTorch or CuPy.
+python-test:
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --config-settings=build-dir=$(BUILD)/wheel '.[test]'
+	$(VENV)/bin/python -m pytest -q python/tests
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -2,23 +2,26 @@
 # On a machine with a GPU: build for it, run the whole test suite (GPU tests
 # included), then the dense-ladder benchmark, the top kernel under all four op
 # combinations, and the zero-skipping sweeps (the target table and speedup
-# against density) and the CSR target sweep against cuSPARSE. Everything is
-# logged under $OUT. PARTS picks what runs after the build (default: all).
-#   OUT=dir [PARTS="tests ladder ops sweeps csr"] scripts/gpu-check.sh
+# against density), the CSR target sweep against cuSPARSE, and the Python
+# package's tests and real-data example against this build's libesmm (PyTorch,
+# CuPy and scikit-learn from the machine). Everything is logged under $OUT.
+# PARTS picks what runs after the build (default: all).
+#   OUT=dir [PARTS="tests ladder ops sweeps csr python"] scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-check-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 status=0
-PARTS=${PARTS:-tests ladder ops sweeps csr}
+PARTS=${PARTS:-tests ladder ops sweeps csr python}
 wants() { [[ " $PARTS " == *" $1 "* ]]; }
 
 nvidia-smi >"$OUT/build.log" 2>&1 || true
 # The device copy of the tree may have no .git: pass ESMM_COMMIT from outside.
 export ESMM_COMMIT=${ESMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
-{ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DESMM_PTXAS_VERBOSE=ON &&
+{ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DESMM_PTXAS_VERBOSE=ON -DESMM_BUILD_TESTS=ON \
+    -DESMM_BUILD_TOOLS=ON &&
   cmake --build "$BUILD" -j "$(nproc)"; } >>"$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 grep -E "spill|registers" "$OUT/build.log" | sort | uniq -c | sort -rn | head -5
 
@@ -52,5 +55,11 @@ if wants csr; then
   "$esmm" bench --op csrmm --sweep csr-targets --json "$OUT/h100-spmm.json" \
     >"$OUT/csr.log" 2>&1 || status=1
   tail -60 "$OUT/csr.log"
+fi
+if wants python; then
+  export ESMM_LIBRARY=$PWD/$BUILD/src/libesmm.so PYTHONPATH=$PWD/python
+  python3 -m pytest -q python/tests >"$OUT/python-test.log" 2>&1 || status=1
+  tail -3 "$OUT/python-test.log"
+  python3 examples/mlp_real_data.py 2>&1 | tee "$OUT/mlp-real-data.txt" || status=1
 fi
 exit $status

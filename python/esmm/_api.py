@@ -1,0 +1,246 @@
+"""esmm.matmul, esmm.analyze and esmm.csrmm over libesmm."""
+import ctypes
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from . import _lib
+from ._arrays import _is_torch, describe, empty_like, on_device, same_place, zero_fraction
+
+_PATHS = {0: "none", 1: "dense", 2: "sparse"}
+
+
+def _op(transpose):
+    return _lib.OP_T if transpose else _lib.OP_N
+
+
+def _handle_for(m, stream):
+    """This thread's handle for m's backend, running on `stream` (CUDA)."""
+    h = _lib.handle(m.backend, m.device)
+    if m.backend == _lib.BACKEND_CUDA:
+        _lib.call("esmm_set_stream", h, stream)
+    return h
+
+
+def _output(out, like, rows, cols, beta):
+    if out is None:
+        if beta != 0.0:
+            raise ValueError("beta != 0 scales what out holds: pass out=")
+        out = empty_like(like, rows, cols)
+    return out, describe(out, "out")
+
+
+def _product_shape(A, B, transpose_a, transpose_b):
+    m, k = (A.cols, A.rows) if transpose_a else (A.rows, A.cols)
+    kb, n = (B.cols, B.rows) if transpose_b else (B.rows, B.cols)
+    if k != kb:
+        raise ValueError(f"op(a) is {m} x {k} but op(b) is {kb} x {n}: inner sizes differ")
+    return m, n, k
+
+
+def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, transpose_a=False, transpose_b=False,
+           pattern_b=None):
+    """out = alpha * op(a) @ op(b) + beta * out, skipping the work zeros make
+    unnecessary; op(x) is x or x.T (transpose_a / transpose_b).
+
+    a, b (and out) are 2-D float32 arrays whose rows are contiguous: NumPy
+    arrays or CPU torch tensors run on the CPU backend, CUDA torch tensors and
+    CuPy arrays on the GPU, on the current stream, asynchronously as the
+    framework's own operations do. Returns out (a new array of a's kind when
+    out is None). Nothing is copied; an array that would need a copy raises
+    ValueError, a wrong dtype TypeError. pattern_b: a Pattern of op(b) from
+    esmm.pattern_b, reused instead of extracting b's again."""
+    A, B = describe(a, "a"), describe(b, "b")
+    m, n, k = _product_shape(A, B, transpose_a, transpose_b)
+    out, C = _output(out, A, m, n, beta)
+    if (C.rows, C.cols) != (m, n):
+        raise ValueError(f"out is {C.rows} x {C.cols}; the product is {m} x {n}")
+    same_place([("a", A), ("b", B), ("out", C)])
+    with on_device(A) as stream:
+        h = _handle_for(A, stream)
+        alpha_c, beta_c = _lib.scalar(alpha), _lib.scalar(beta)
+        if pattern_b is None:
+            _lib.call("esmm_sgemm", h, _op(transpose_a), _op(transpose_b), m, n, k, alpha_c,
+                      A.ptr, A.ld, B.ptr, B.ld, beta_c, C.ptr, C.ld)
+        else:
+            _lib.call("esmm_sgemm_patterns", h, _op(transpose_a), _op(transpose_b), m, n, k,
+                      alpha_c, A.ptr, A.ld, None, B.ptr, B.ld, pattern_b.value, beta_c, C.ptr,
+                      C.ld)
+    return out
+
+
+class Pattern:
+    """The zero pattern of a static operand, extracted once (esmm_pattern_*).
+    The caller promises the operand does not change while the pattern is
+    used."""
+
+    def __init__(self, value, backend, device):
+        self.value = value
+        self.backend, self.device = backend, device
+
+    @property
+    def density(self):
+        """Fraction of the operand's (strip, k) slices that hold a nonzero."""
+        d = ctypes.c_double()
+        _lib.call("esmm_pattern_density", self.value, ctypes.byref(d))
+        return d.value
+
+    def __del__(self):
+        if self.value:
+            _lib.lib().esmm_pattern_destroy(self.value)
+
+
+def _extract(which, x, name, transpose):
+    X = describe(x, name)
+    # The shape of op(x): m x k for A, k x n for B.
+    sizes = (X.cols, X.rows) if transpose else (X.rows, X.cols)
+    value = ctypes.c_void_p()
+    with on_device(X) as stream:
+        _lib.call(f"esmm_pattern_extract_{which}", _handle_for(X, stream), _op(transpose), *sizes,
+                  X.ptr, X.ld, ctypes.byref(value))
+    return Pattern(value, X.backend, X.device)
+
+
+def pattern_a(a, *, transpose_a=False):
+    """Pattern of op(a), for esmm.analyze or repeated products."""
+    return _extract("a", a, "a", transpose_a)
+
+
+def pattern_b(b, *, transpose_b=False):
+    """Pattern of op(b), to pass to esmm.matmul(pattern_b=...) while b is
+    unchanged (for example a layer's weights)."""
+    return _extract("b", b, "b", transpose_b)
+
+
+@dataclass
+class Analysis:
+    """What esmm sees in op(a) (and op(b)) and what esmm.matmul does with
+    them. Densities are fractions of (32-wide strip, 8-deep k block) slices
+    holding a nonzero: the granularity at which esmm skips."""
+    zero_fraction_a: float
+    slice_density_a: float
+    zero_fraction_b: Optional[float] = None
+    slice_density_b: Optional[float] = None
+    path: Optional[str] = None  # "dense", "sparse" or "none"
+    kernel: Optional[str] = None
+    work_fraction: Optional[float] = None  # of the dense work that ran
+
+
+def analyze(a, b=None, *, transpose_a=False, transpose_b=False):
+    """Zero statistics of op(a) and, with b, of op(b) and the path, kernel
+    and fraction of the work esmm.matmul(a, b) takes (it runs the product
+    once into scratch memory)."""
+    A = describe(a, "a")
+    result = Analysis(zero_fraction(A), pattern_a(a, transpose_a=transpose_a).density)
+    if b is None:
+        return result
+    B = describe(b, "b")
+    result.zero_fraction_b = zero_fraction(B)
+    result.slice_density_b = pattern_b(b, transpose_b=transpose_b).density
+    m, n, _ = _product_shape(A, B, transpose_a, transpose_b)
+    matmul(a, b, out=empty_like(A, m, n), transpose_a=transpose_a, transpose_b=transpose_b)
+    info = _lib.info_t()
+    with on_device(A) as stream:
+        _lib.call("esmm_get_last_info", _handle_for(A, stream), ctypes.byref(info))
+    result.path = _PATHS.get(info.path, str(info.path))
+    result.kernel = info.kernel.decode() if info.kernel else None
+    result.work_fraction = info.work_fraction
+    return result
+
+
+def _csr_arrays(w):
+    """(rows, cols, nnz, row_ptr, col_idx, values, device, keep) of a SciPy
+    CSR matrix (host) or a torch sparse CSR tensor; int64 indices are
+    converted to int32 (a copy, kept in `keep`), the values must already be
+    float32."""
+    if _is_torch(w):
+        import torch
+
+        if w.layout != torch.sparse_csr:
+            raise TypeError(f"w: layout {w.layout}; esmm.csrmm takes torch.sparse_csr")
+        values = w.values()
+        if values.dtype != torch.float32:
+            raise TypeError(f"w: dtype {values.dtype}; esmm takes torch.float32 weights")
+        row_ptr = w.crow_indices().to(torch.int32).contiguous()
+        col_idx = w.col_indices().to(torch.int32).contiguous()
+        values = values.contiguous()
+        keep = (row_ptr, col_idx, values)
+        return (*w.shape, values.numel(), row_ptr.data_ptr(), col_idx.data_ptr(),
+                values.data_ptr(), w.device.index if w.is_cuda else None, keep)
+    try:
+        import scipy.sparse
+    except ImportError:
+        scipy = None
+    if scipy is None or not scipy.sparse.issparse(w) or w.format != "csr":
+        raise TypeError(f"w: {type(w).__name__}; esmm.csrmm takes a scipy.sparse CSR matrix "
+                        "(CPU) or a torch.sparse_csr tensor")
+    if w.dtype != np.float32:
+        raise TypeError(f"w: dtype {w.dtype}; esmm takes float32 weights (w.astype(np.float32))")
+    if w.nnz > np.iinfo(np.int32).max:
+        raise ValueError("w: more than 2^31 - 1 stored entries")
+    row_ptr = np.ascontiguousarray(w.indptr, dtype=np.int32)
+    col_idx = np.ascontiguousarray(w.indices, dtype=np.int32)
+    values = np.ascontiguousarray(w.data)
+    keep = (row_ptr, col_idx, values)
+    return (*w.shape, w.nnz, row_ptr.ctypes.data, col_idx.ctypes.data, values.ctypes.data, None,
+            keep)
+
+
+def _as_column(x, name):
+    """A contiguous 1-D array as a k x 1 matrix view."""
+    contiguous = x.is_contiguous() if _is_torch(x) else x.flags.c_contiguous
+    if not contiguous:
+        raise ValueError(f"{name}: a vector must be contiguous")
+    return x.reshape(-1, 1)
+
+
+def csrmm(w, b, *, out=None, alpha=1.0, beta=0.0, transpose_w=False):
+    """out = alpha * op(w) @ b + beta * out with w sparse in CSR: a SciPy CSR
+    matrix with NumPy b (CPU backend) or a torch.sparse_csr CUDA tensor with
+    CUDA torch b. A 1-D b is a vector (esmm_scsrmv) and gives a 1-D result.
+
+    Gathers give the same bits on every run; op(w) = w.T (transpose_w) on
+    the GPU scatters with atomics, in an order that may vary from run to
+    run."""
+    rows, cols, nnz, row_ptr, col_idx, values, w_device, keep = _csr_arrays(w)
+    m, k = (cols, rows) if transpose_w else (rows, cols)
+    vector = getattr(b, "ndim", 2) == 1
+    if vector:
+        if out is None and beta != 0.0:
+            raise ValueError("beta != 0 scales what out holds: pass out=")
+        B = describe(_as_column(b, "b"), "b")
+        if out is None:
+            out = empty_like(B, m, 1).reshape(-1)
+        if getattr(out, "ndim", None) != 1:
+            raise ValueError("out: a 1-D b gives a 1-D out")
+        C = describe(_as_column(out, "out"), "out")
+    else:
+        B = describe(b, "b")
+        out, C = _output(out, B, m, B.cols, beta)
+    if B.rows != k:
+        raise ValueError(f"op(w) is {m} x {k} but b has {B.rows} rows")
+    if (C.rows, C.cols) != (m, B.cols):
+        raise ValueError(f"out is {C.rows} x {C.cols}; the product is {m} x {B.cols}")
+    same_place([("b", B), ("out", C)])
+    if w_device != B.device:
+        raise ValueError(f"w is on {'the host' if w_device is None else f'CUDA device {w_device}'}"
+                         f" but b is on {'the host' if B.device is None else f'CUDA device {B.device}'}")
+    with on_device(B) as stream:
+        h = _handle_for(B, stream)
+        descriptor = ctypes.c_void_p()
+        _lib.call("esmm_csr_create", h, rows, cols, nnz, row_ptr, col_idx, values, 0.0,
+                  ctypes.byref(descriptor))
+        try:
+            if vector:
+                _lib.call("esmm_scsrmv", h, _op(transpose_w), descriptor, _lib.scalar(alpha),
+                          B.ptr, _lib.scalar(beta), C.ptr)
+            else:
+                _lib.call("esmm_scsrmm", h, _op(transpose_w), descriptor, B.cols,
+                          _lib.scalar(alpha), B.ptr, B.ld, _lib.scalar(beta), C.ptr, C.ld)
+        finally:
+            _lib.lib().esmm_csr_destroy(descriptor)
+    # The int32 index copies in `keep` were alive until the product was
+    # queued; on CUDA the framework's allocator orders their reuse after it.
+    del keep
+    return out

@@ -1,0 +1,74 @@
+"""esmm inside PyTorch: the custom op ``esmm::linear`` (opaque to
+torch.compile) and ``Linear``, a drop-in for torch.nn.Linear that extracts
+its weight's zero pattern once and reuses it.
+
+Forward only: there is no backward, so use them for inference (under
+torch.no_grad() or torch.inference_mode())."""
+from typing import Optional
+
+import torch
+
+from . import _api
+
+# Patterns of weights, by id, for the op: a custom op's arguments are
+# tensors and numbers, so Linear passes the key of its pattern.
+_patterns = {}
+
+
+@torch.library.custom_op("esmm::linear", mutates_args=())
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor],
+           pattern_key: int) -> torch.Tensor:
+    """x @ weight.T + bias over the last dimension of x, as
+    torch.nn.functional.linear; pattern_key 0 extracts weight's pattern in
+    the call, else names a pattern registered by Linear."""
+    rows = x.reshape(-1, x.shape[-1])
+    if not rows.is_contiguous():
+        rows = rows.contiguous()
+    y = _api.matmul(rows, weight, transpose_b=True, pattern_b=_patterns.get(pattern_key))
+    if bias is not None:
+        y += bias
+    return y.reshape(*x.shape[:-1], weight.shape[0])
+
+
+@linear.register_fake
+def _(x, weight, bias, pattern_key):
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+class Linear(torch.nn.Linear):
+    """torch.nn.Linear whose forward runs esmm (forward only). The weight's
+    zero pattern is extracted on the first forward and again only after the
+    weight changes (its version counter moves) or moves device."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._pattern_state = None
+
+    @classmethod
+    def from_linear(cls, module: torch.nn.Linear) -> "Linear":
+        """An esmm Linear sharing module's weight and bias."""
+        new = cls.__new__(cls)
+        torch.nn.Module.__init__(new)
+        new.in_features, new.out_features = module.in_features, module.out_features
+        new.weight, new.bias = module.weight, module.bias
+        new._pattern_state = None
+        return new
+
+    def _pattern_key(self):
+        w = self.weight
+        state = (w.data_ptr(), w.device, w._version)
+        if self._pattern_state is None or self._pattern_state[0] != state:
+            if self._pattern_state is not None:
+                _patterns.pop(self._pattern_state[1], None)
+            key = id(self)
+            _patterns[key] = _api.pattern_b(w.detach(), transpose_b=True)
+            self._pattern_state = (state, key)
+        return self._pattern_state[1]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        key = 0 if torch.compiler.is_compiling() else self._pattern_key()
+        return linear(x, self.weight, self.bias, key)
+
+    def __del__(self):
+        if getattr(self, "_pattern_state", None) is not None:
+            _patterns.pop(self._pattern_state[1], None)

@@ -1,0 +1,103 @@
+"""esmm on the GPU through PyTorch and CuPy: results against float64,
+the caller's stream, esmm.torch.Linear and torch.compile. Skipped without a
+GPU or without the framework."""
+import numpy as np
+import pytest
+from conftest import assert_close, blocky, reference
+
+import esmm
+
+torch = pytest.importorskip("torch")
+import esmm.torch  # noqa: E402  (needs torch)
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+
+def cuda(x):
+    return torch.from_numpy(x).cuda()
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (97, 61, 131), (256, 384, 512)])
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("transpose_b", [False, True])
+@pytest.mark.parametrize("density", [1.0, 0.25])
+def test_torch_matches_float64(rng, m, n, k, transpose_a, transpose_b, density):
+    a = blocky(rng, *((k, m) if transpose_a else (m, k)), density)
+    b = blocky(rng, *((n, k) if transpose_b else (k, n)), density)
+    c = esmm.matmul(cuda(a), cuda(b), transpose_a=transpose_a, transpose_b=transpose_b)
+    assert c.is_cuda and c.dtype == torch.float32 and tuple(c.shape) == (m, n)
+    assert_close(c.cpu().numpy(), *reference(a, b, transpose_a=transpose_a,
+                                              transpose_b=transpose_b))
+
+
+def test_torch_out_alpha_beta_and_side_stream(rng):
+    a, b = blocky(rng, 300, 200, 0.5), blocky(rng, 200, 100, 0.5)
+    c0 = rng.standard_normal((300, 100)).astype(np.float32)
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        out = cuda(c0)
+        esmm.matmul(cuda(a), cuda(b), out=out, alpha=2.0, beta=-1.0)
+    stream.synchronize()
+    assert_close(out.cpu().numpy(), *reference(a, b, 2.0, -1.0, c0))
+
+
+def test_torch_errors_are_named():
+    with pytest.raises(TypeError, match="float32"):
+        esmm.matmul(torch.ones(3, 4, device="cuda", dtype=torch.float16),
+                    torch.ones(4, 2, device="cuda"))
+    with pytest.raises(ValueError, match="not adjacent"):
+        esmm.matmul(torch.ones(4, 3, device="cuda").t(), torch.ones(4, 2, device="cuda"))
+    with pytest.raises(ValueError, match="host"):
+        esmm.matmul(torch.ones(3, 4, device="cuda"), torch.ones(4, 2))
+
+
+def test_torch_sparse_csr(rng):
+    dense = blocky(rng, 64, 48, 0.3, block=(1, 1))
+    w = torch.from_numpy(dense).cuda().to_sparse_csr()
+    b = blocky(rng, 48, 32, 0.1, block=(1, 1))
+    c = esmm.csrmm(w, cuda(b))
+    assert_close(c.cpu().numpy(), *reference(dense, b))
+    y = esmm.csrmm(w, cuda(b[:, 0].copy()))
+    assert tuple(y.shape) == (64,)
+
+
+def test_linear_matches_torch(rng):
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(96, 40).cuda()
+    with torch.no_grad():
+        layer.weight[:, :32] = 0  # zero columns of W: skippable k
+    ours = esmm.torch.Linear.from_linear(layer)
+    x = torch.relu(torch.randn(5, 7, 96, device="cuda"))
+    with torch.no_grad():
+        want = layer(x).double()
+        got = ours(x)
+        again = ours(x)  # the pattern extracted by the first call is reused
+    assert torch.equal(got, again)
+    assert torch.allclose(got.double(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_linear_sees_weight_updates(rng):
+    layer = esmm.torch.Linear(16, 8).cuda()
+    x = torch.randn(4, 16, device="cuda")
+    with torch.no_grad():
+        layer(x)
+        layer.weight.zero_()
+        assert torch.equal(layer(x), layer.bias.expand(4, 8))
+
+
+def test_linear_inside_torch_compile(rng):
+    layer = esmm.torch.Linear(64, 32).cuda()
+    model = torch.nn.Sequential(torch.nn.ReLU(), layer)
+    compiled = torch.compile(model)
+    x = torch.randn(8, 64, device="cuda")
+    with torch.no_grad():
+        want = torch.nn.functional.linear(torch.relu(x), layer.weight, layer.bias)
+        assert torch.allclose(compiled(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_cupy_matches_float64(rng):
+    cupy = pytest.importorskip("cupy")
+    a, b = blocky(rng, 130, 70, 0.25), blocky(rng, 70, 90, 0.25)
+    c = esmm.matmul(cupy.asarray(a), cupy.asarray(b))
+    assert isinstance(c, cupy.ndarray)
+    assert_close(cupy.asnumpy(c), *reference(a, b))
