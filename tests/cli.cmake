@@ -5,7 +5,8 @@
 # runs the esmm binary once and checks that it exited with exactly EXPECTED
 # (so a crash, which CMake reports as a signal name, never passes), that a
 # failing run said why on stderr, that stderr matches STDERR_REGEX and stdout
-# STDOUT_REGEX if given, and that JSON_FILE, if given, is a results file in the
+# STDOUT_REGEX if given, that stderr does not match STDERR_ABSENT_REGEX if
+# given, and that JSON_FILE, if given, is a results file in the
 # DESIGN.md format whose text matches JSON_REGEX if given.
 
 if(CMAKE_SCRIPT_MODE_FILE)
@@ -21,6 +22,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
   endif()
   if(DEFINED STDERR_REGEX AND NOT err MATCHES "${STDERR_REGEX}")
     message(FATAL_ERROR "esmm ${esmm_args}: stderr does not match '${STDERR_REGEX}':\n${err}")
+  endif()
+  if(DEFINED STDERR_ABSENT_REGEX AND err MATCHES "${STDERR_ABSENT_REGEX}")
+    message(FATAL_ERROR "esmm ${esmm_args}: stderr matches '${STDERR_ABSENT_REGEX}':\n${err}")
   endif()
   if(DEFINED STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
     message(FATAL_ERROR "esmm ${esmm_args}: stdout does not match '${STDOUT_REGEX}':\n${out}")
@@ -61,14 +65,17 @@ set(ESMM_CLI_FIXTURES ${CMAKE_CURRENT_BINARY_DIR}/cli_fixtures)
 add_test(NAME cli_write_fixtures COMMAND test_cli --write-fixtures ${ESMM_CLI_FIXTURES})
 set_tests_properties(cli_write_fixtures PROPERTIES FIXTURES_SETUP esmm_cli_files)
 
-# esmm_cli_test(NAME EXPECTED_EXIT [STDERR regex] [STDOUT regex] [JSON file
-#               [JSON_REGEX regex]] ARGS arg ...)
+# esmm_cli_test(NAME EXPECTED_EXIT [STDERR regex] [NO_STDERR regex] [STDOUT regex]
+#               [JSON file [JSON_REGEX regex]] ARGS arg ...)
 function(esmm_cli_test name expected)
-  cmake_parse_arguments(T "" "STDERR;STDOUT;JSON;JSON_REGEX" "ARGS" ${ARGN})
+  cmake_parse_arguments(T "" "STDERR;NO_STDERR;STDOUT;JSON;JSON_REGEX" "ARGS" ${ARGN})
   string(REPLACE ";" "|" joined "${T_ARGS}")
   set(defines -DESMM=$<TARGET_FILE:esmm_cli> -DEXPECTED=${expected} -DARGS=${joined})
   if(T_STDERR)
     list(APPEND defines -DSTDERR_REGEX=${T_STDERR})
+  endif()
+  if(T_NO_STDERR)
+    list(APPEND defines -DSTDERR_ABSENT_REGEX=${T_NO_STDERR})
   endif()
   if(T_STDOUT)
     list(APPEND defines -DSTDOUT_REGEX=${T_STDOUT})
@@ -120,12 +127,21 @@ esmm_cli_test(cli_sweep_density 0 STDOUT "sweep density.*d = 0.0625 .both."
               JSON_REGEX "case.: .d = 0.0625 .both."
               ARGS bench --backend cpu --sweep density --size 24 --runs 1 --cached-b
                    --json ${CMAKE_CURRENT_BINARY_DIR}/cli_sweep_density.json)
+# Progress lines go to a terminal only: none here, where stderr is a pipe.
 esmm_cli_test(cli_sweep_targets_scaled 0 STDOUT "sweep targets.*random 0.5"
-              STDERR "sweep targets .14/14."
+              NO_STDERR "sweep targets .[0-9]+/14."
               JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_sweep_targets.json
               JSON_REGEX "case.: .B only, d = 0.125.[^}]*cached_b.: true"
               ARGS bench --backend cpu --sweep targets --size 16 --runs 1
                    --json ${CMAKE_CURRENT_BINARY_DIR}/cli_sweep_targets.json)
+# On a terminal (a pseudo-terminal from util-linux's script) they appear.
+find_program(ESMM_SCRIPT script)
+if(ESMM_SCRIPT)
+  add_test(NAME cli_sweep_progress_on_terminal
+           COMMAND ${ESMM_SCRIPT} -qec "$<TARGET_FILE:esmm_cli> bench --backend cpu --sweep density --size 8 --runs 1" /dev/null)
+  set_tests_properties(cli_sweep_progress_on_terminal PROPERTIES
+                       PASS_REGULAR_EXPRESSION "sweep density \\[9/9\\].*sweep density done")
+endif()
 esmm_cli_test(cli_sweep_targets_cpu_notice 0 STDOUT "nothing run"
               ARGS bench --backend cpu --sweep targets)
 esmm_cli_test(cli_analyze_help 0 STDOUT "usage: esmm analyze" ARGS analyze --help)

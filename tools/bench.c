@@ -15,6 +15,7 @@
 #include "gemm_problem.h"
 #include "npy.h"
 #include "operand_stats.h"
+#include "progress.h"
 #include "report.h"
 #include "runner.h"
 #include "sweep.h"
@@ -620,10 +621,11 @@ static int run_sweep(bench_session_t *session, const bench_options_t *o)
     int exit_code = ESMM_EXIT_OK;
     for (int i = 0; i < count && !session->cuda; i++)
         cases[i].target = 0.0; /* they are speedups over cuBLAS */
+    char title[48];
+    snprintf(title, sizeof title, "sweep %s", sweep_name(o->sweep));
+    const progress_t progress = progress_begin(title);
     for (int i = 0; i < count; i++) {
-        fflush(stdout); /* keeps a combined log in order */
-        fprintf(stderr, "esmm bench: sweep %s [%d/%d] %s, %" PRId64 "^3\n", sweep_name(o->sweep),
-                i + 1, count, cases[i].label, cases[i].size);
+        progress_step(&progress, i, count, "%s, %" PRId64 "^3", cases[i].label, cases[i].size);
         bench_options_t case_options = *o;
         case_options.size = cases[i].size;
         case_options.gen_a = cases[i].gen_a;
@@ -642,7 +644,7 @@ static int run_sweep(bench_session_t *session, const bench_options_t *o)
         printf("(the targets are set for a base size of %d on the H100; this ran at %" PRId64 ")\n",
                CUDA_DEFAULT_SIZE, base);
     fflush(stdout);
-    fprintf(stderr, "esmm bench: sweep %s done\n", sweep_name(o->sweep));
+    progress_end(&progress);
     return exit_code;
 }
 

@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "csr_workload.h"
 #include "json.h"
+#include "progress.h"
 #include "report.h"
 
 #define CUDA_DEFAULT_WARMUP 5
@@ -583,9 +584,9 @@ static int run_sweep(csr_session_t *session)
     csr_sweep_line_t lines[SWEEP_CASES];
     int count = sweep_cases(&base, cases, labels);
     int exit_code = ESMM_EXIT_OK;
+    const progress_t progress = progress_begin("sweep csr-targets");
     for (int i = 0; i < count; i++) {
-        fflush(stdout); /* keeps a combined log in order */
-        fprintf(stderr, "esmm bench: sweep csr-targets [%d/%d] %s\n", i + 1, count, labels[i]);
+        progress_step(&progress, i, count, "%s", labels[i]);
         memset(&lines[i], 0, sizeof lines[i]);
         lines[i].label = labels[i];
         lines[i].target = cases[i].target;
@@ -602,7 +603,7 @@ static int run_sweep(csr_session_t *session)
                CSR_DEFAULT_ROWS, CSR_DEFAULT_COLS, CSR_DEFAULT_NNZ_PER_ROW, CSR_DEFAULT_N,
                base.rows, base.cols, base.nnz_per_row, base.n);
     fflush(stdout);
-    fprintf(stderr, "esmm bench: sweep csr-targets done\n");
+    progress_end(&progress);
     return exit_code;
 }
 
