@@ -60,6 +60,7 @@ static const shape_t shapes[] = {
     {64, 128, 256, SWEEP_FULL, 0}, /* tile multiples: vector loads with no padding */
     {600, 520, 700, SWEEP_REDUCED, 0},
     {1000, 1024, 999, SWEEP_REDUCED, 1},
+    {97, 10, 2500, SWEEP_REDUCED, 1}, /* split-K: 1 C tile, k in 10 ranges */
 };
 
 typedef struct {

@@ -41,6 +41,7 @@ static const shape_t shapes[] = {
     {1024, 1024, 1024, 0, 0},
     {1000, 777, 2049, 1, 1}, /* odd everything, misaligned rows and bases */
     {4096, 4096, 256, 0, 0},
+    {300, 20, 3001, 1, 1}, /* few C tiles, long k: split-K, a partial last split */
 };
 
 typedef struct {

@@ -278,7 +278,7 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
                                 esmm_pattern_t pattern_b)
 {
     const int cuda = handle->backend == ESMM_BACKEND_CUDA;
-    const esmm_workspace_layout_t layout = esmm_workspace_layout(p->m, p->n, p->k);
+    const esmm_workspace_layout_t layout = esmm_workspace_layout(p->m, p->n, p->k, cuda);
     esmm_status_t st = esmm_workspace_reserve(handle, layout.total);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
@@ -296,16 +296,18 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         esmm_plan_stats_t *stats = (esmm_plan_stats_t *)((uint8_t *)handle->workspace +
                                                          layout.stats);
         last->device_stats = stats;
+        float *partials = (float *)((uint8_t *)handle->workspace + layout.partials);
         st = esmm_cuda_plan(&masks, p->m, p->n, p->k, p->op_a, p->op_b, skip, stats,
                             handle->stream);
         if (st != ESMM_STATUS_SUCCESS)
             return st;
-        if (request->kind == RUN_SKIP)
-            return esmm_cuda_run_skip(p, &masks, skip, stats, 0, handle->stream);
-        /* Both kernels are queued; the plan on the device lets one run. */
-        st = esmm_cuda_run_skip(p, &masks, skip, stats, 1, handle->stream);
+        /* Planned, both kernels are queued; the plan on the device lets one run. */
+        const int planned = request->kind != RUN_SKIP;
+        st = esmm_cuda_run_skip(p, &masks, skip, stats, planned, partials, handle->stream);
+        if (st == ESMM_STATUS_SUCCESS && planned)
+            st = esmm_cuda_run_dense_gated(p, stats, partials, handle->stream);
         if (st == ESMM_STATUS_SUCCESS)
-            st = esmm_cuda_run_dense_gated(p, stats, handle->stream);
+            st = esmm_cuda_finish_splits(p, partials, handle->stream);
         return st;
     }
     esmm_plan_count(&a, &b, p->k, skip, &last->host_stats);
@@ -343,7 +345,14 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
         const int index =
             request->kind == RUN_DENSE ? request->dense_index : esmm_cuda_kernel_count() - 1;
         last->kernel = esmm_cuda_kernel_name(index);
-        return esmm_cuda_run_kernel(index, p, handle->stream);
+        /* The top kernel may split k: its partial sums live in the workspace. */
+        const size_t partials = esmm_split_bytes(p->m, p->n, p->k);
+        const esmm_status_t st =
+            index == esmm_cuda_kernel_count() - 1 ? esmm_workspace_reserve(handle, partials)
+                                                  : ESMM_STATUS_SUCCESS;
+        if (st != ESMM_STATUS_SUCCESS)
+            return st;
+        return esmm_cuda_run_kernel(index, p, handle->workspace, handle->stream);
     }
     return run_masked(handle, p, request, pattern_a, pattern_b);
 }

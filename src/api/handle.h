@@ -42,12 +42,14 @@ struct esmm_operand_pattern {
     esmm_strip_masks_t masks; /* device memory on CUDA, host memory on CPU */
 };
 
-/* Where each piece of a product's workspace lives (byte offsets). */
+/* Where each piece of a product's workspace lives (byte offsets): the plan's
+ * statistics, both operands' masks and, with cuda set and when the product
+ * splits k, its partial sums (esmm_split_bytes). */
 typedef struct {
-    size_t stats, a_bits, a_nonfinite, b_bits, b_nonfinite, total;
+    size_t stats, a_bits, a_nonfinite, b_bits, b_nonfinite, partials, total;
 } esmm_workspace_layout_t;
 
-esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k);
+esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k, int cuda);
 
 /* Makes the handle's workspace at least `bytes` long (allocating, and on CUDA
  * synchronising the device, only when it grows). */

@@ -10,9 +10,9 @@ static size_t align_up(size_t x)
     return (x + 255) & ~(size_t)255;
 }
 
-esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k)
+esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k, int cuda)
 {
-    esmm_workspace_layout_t layout = {0, 0, 0, 0, 0, SIZE_MAX};
+    esmm_workspace_layout_t layout = {0, 0, 0, 0, 0, 0, SIZE_MAX};
     const int64_t kblocks = esmm_pattern_kblocks(k);
     const int64_t strips_a = esmm_pattern_strips(m), strips_b = esmm_pattern_strips(n);
     if (kblocks > 0 && (strips_a > (int64_t)(SIZE_MAX / 8) / kblocks ||
@@ -25,7 +25,11 @@ esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k)
     layout.a_nonfinite = layout.a_bits + a;
     layout.b_bits = layout.a_nonfinite + a;
     layout.b_nonfinite = layout.b_bits + b;
-    layout.total = layout.b_nonfinite + b;
+    layout.partials = layout.b_nonfinite + b;
+    const size_t partials = cuda ? esmm_split_bytes(m, n, k) : 0;
+    if (partials > SIZE_MAX / 2 - layout.partials)
+        return (esmm_workspace_layout_t){0, 0, 0, 0, 0, 0, SIZE_MAX};
+    layout.total = layout.partials + align_up(partials);
     return layout;
 }
 
@@ -33,7 +37,7 @@ size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k)
 {
     if (m < 0 || n < 0 || k < 0)
         return 0;
-    return esmm_workspace_layout(m, n, k).total;
+    return esmm_workspace_layout(m, n, k, 1).total; /* the larger, CUDA's */
 }
 
 void esmm_workspace_release(esmm_handle_t handle)

@@ -6,6 +6,7 @@
 #ifndef ESMM_CUDA_BACKEND_H
 #define ESMM_CUDA_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "esmm.h"
@@ -19,12 +20,67 @@ int esmm_cuda_device_count(void);
 esmm_status_t esmm_cuda_current_device(int *device);
 esmm_status_t esmm_cuda_device_info(int device, esmm_device_info_t *info);
 
+/*
+ * Split-K. A product with fewer 128 x 128 tiles of C than a GPU runs at once
+ * (skinny or small C, long k) leaves most SMs idle, so the dense and the
+ * zero-skipping kernels then cut k into `splits` ranges of k_per_split (a
+ * multiple of 32), one grid layer each, writing raw sums into as many
+ * C-shaped buffers of partial sums (workspace), which
+ * esmm_cuda_finish_splits adds in order of k into C. The rule depends on the
+ * shape alone, so every path of a product splits alike (their bits stay
+ * equal) and results do not depend on the GPU model.
+ */
+#define ESMM_SPLIT_TILE 128   /* the dense kernel's C tile */
+#define ESMM_SPLIT_CTAS 256   /* CTAs to aim for: two per SM of a 128-SM GPU */
+#define ESMM_SPLIT_MIN_K 256  /* k per split at least: the pipeline needs depth */
+#define ESMM_SPLIT_MAX 32
+#define ESMM_SPLIT_K_ALIGN 32 /* the dense kernel's k tile; a multiple of the mask's 8 */
+
+typedef struct {
+    int64_t splits, k_per_split;
+} esmm_k_split_t;
+
+static inline esmm_k_split_t esmm_k_split(int64_t m, int64_t n, int64_t k)
+{
+    const esmm_k_split_t none = {1, k};
+    const int64_t tiles_m = (m + ESMM_SPLIT_TILE - 1) / ESMM_SPLIT_TILE;
+    const int64_t tiles_n = (n + ESMM_SPLIT_TILE - 1) / ESMM_SPLIT_TILE;
+    if (tiles_m == 0 || tiles_n == 0 || tiles_m >= ESMM_SPLIT_CTAS / 2 ||
+        tiles_n >= ESMM_SPLIT_CTAS / 2 || tiles_m * tiles_n >= ESMM_SPLIT_CTAS / 2)
+        return none;
+    int64_t want = (ESMM_SPLIT_CTAS + tiles_m * tiles_n - 1) / (tiles_m * tiles_n);
+    if (want > k / ESMM_SPLIT_MIN_K)
+        want = k / ESMM_SPLIT_MIN_K;
+    if (want > ESMM_SPLIT_MAX)
+        want = ESMM_SPLIT_MAX;
+    if (want < 2)
+        return none;
+    const int64_t per = ((k + want - 1) / want + ESMM_SPLIT_K_ALIGN - 1) / ESMM_SPLIT_K_ALIGN *
+                        ESMM_SPLIT_K_ALIGN;
+    const esmm_k_split_t split = {(k + per - 1) / per, per};
+    return split.splits > 1 ? split : none;
+}
+
+/* Bytes of partial sums a product needs (0 when it does not split). */
+static inline size_t esmm_split_bytes(int64_t m, int64_t n, int64_t k)
+{
+    const esmm_k_split_t s = esmm_k_split(m, n, k);
+    return s.splits > 1 ? (size_t)s.splits * (size_t)m * (size_t)n * sizeof(float) : 0;
+}
+
 /* The dense kernels, ladder order. The last is the best and is what
- * esmm_sgemm runs on the dense path. */
+ * esmm_sgemm runs on the dense path; it splits k as above, with `partials`
+ * (esmm_split_bytes of device memory) for its sums, and finishes C itself. */
 int esmm_cuda_kernel_count(void);
 const char *esmm_cuda_kernel_name(int index);
 int esmm_cuda_kernel_find(const char *name); /* index, or -1 */
-esmm_status_t esmm_cuda_run_kernel(int index, const esmm_gemm_problem_t *p, void *stream);
+esmm_status_t esmm_cuda_run_kernel(int index, const esmm_gemm_problem_t *p, float *partials,
+                                   void *stream);
+
+/* C = alpha * (the partial sums, added in order of k) + beta * C, after a
+ * split product's kernels; nothing when the product does not split. */
+esmm_status_t esmm_cuda_finish_splits(const esmm_gemm_problem_t *p, const float *partials,
+                                      void *stream);
 
 /* C = beta * C (beta == 0 writes zeros): the alpha == 0 or k == 0 case. */
 esmm_status_t esmm_cuda_scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc,
@@ -140,12 +196,14 @@ esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, in
  * is read when skipping by both operands; with planned != 0 the product runs
  * only if the plan selects skipping, and esmm_cuda_run_dense_gated runs the
  * dense kernel only if it does not, so both are queued without the host
- * reading the plan. */
+ * reading the plan. A product that splits k writes its sums to partials;
+ * esmm_cuda_finish_splits then completes C. */
 esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p, const esmm_masks_t *masks,
                                  esmm_skip_by_t skip, const esmm_plan_stats_t *plan,
-                                 int planned, void *stream);
+                                 int planned, float *partials, void *stream);
 esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
-                                        const esmm_plan_stats_t *gate, void *stream);
+                                        const esmm_plan_stats_t *gate, float *partials,
+                                        void *stream);
 
 /* Device memory and events for the API layer (cudaEvent_t as void *). */
 esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes);

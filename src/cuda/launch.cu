@@ -26,7 +26,8 @@ struct dense_kernel {
     esmm_dense_launcher_t launch;
 };
 
-// Ladder order; the last entry is the dense path of esmm_sgemm.
+// Ladder order. The last entry, the dense path of esmm_sgemm, splits k and
+// so takes partial sums: esmm_cuda_run_kernel runs it through run_pipelined.
 const dense_kernel dense_kernels[] = {
     {"naive", launch_naive},
     {"coalesced", launch_coalesced},
@@ -35,7 +36,7 @@ const dense_kernel dense_kernels[] = {
     {"blocktile2d", launch_blocktile_2d},
     {"vectorized", launch_vectorized},
     {"warptile", launch_warptile},
-    {"pipelined", launch_pipelined},
+    {"pipelined", nullptr},
 };
 constexpr int dense_kernel_count = sizeof dense_kernels / sizeof dense_kernels[0];
 
@@ -103,11 +104,23 @@ extern "C" int esmm_cuda_kernel_find(const char *name)
 }
 
 extern "C" esmm_status_t esmm_cuda_run_kernel(int index, const esmm_gemm_problem_t *p,
-                                              void *stream)
+                                              float *partials, void *stream)
 {
     if (index < 0 || index >= dense_kernel_count)
         return ESMM_STATUS_INVALID_VALUE;
-    return status_from(dense_kernels[index].launch(*p, static_cast<cudaStream_t>(stream)));
+    const cudaStream_t s = static_cast<cudaStream_t>(stream);
+    if (dense_kernels[index].launch != nullptr)
+        return status_from(dense_kernels[index].launch(*p, s));
+    cudaError_t err = launch_pipelined_gated(*p, nullptr, partials, s);
+    if (err == cudaSuccess)
+        err = launch_finish_splits(*p, partials, s);
+    return status_from(err);
+}
+
+extern "C" esmm_status_t esmm_cuda_finish_splits(const esmm_gemm_problem_t *p,
+                                                 const float *partials, void *stream)
+{
+    return status_from(launch_finish_splits(*p, partials, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_scale_c(int64_t m, int64_t n, float beta, float *c,
@@ -160,16 +173,18 @@ extern "C" esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, in
 extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,
                                             const esmm_masks_t *masks, esmm_skip_by_t skip,
                                             const esmm_plan_stats_t *plan, int planned,
-                                            void *stream)
+                                            float *partials, void *stream)
 {
-    return status_from(launch_skip_gemm(*p, *masks, skip, plan, planned != 0,
+    return status_from(launch_skip_gemm(*p, *masks, skip, plan, planned != 0, partials,
                                         static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
-                                                   const esmm_plan_stats_t *gate, void *stream)
+                                                   const esmm_plan_stats_t *gate,
+                                                   float *partials, void *stream)
 {
-    return status_from(launch_pipelined_gated(*p, gate, static_cast<cudaStream_t>(stream)));
+    return status_from(
+        launch_pipelined_gated(*p, gate, partials, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes)

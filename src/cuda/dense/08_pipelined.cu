@@ -18,12 +18,13 @@ namespace {
 
 template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
 __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
-    pipelined_kernel(esmm_gemm_problem_t p, const esmm_plan_stats_t *gate)
+    pipelined_kernel(const __grid_constant__ gemm_parts parts, const esmm_plan_stats_t *gate)
 {
     // Queued beside the zero-skipping kernel: the plan on the device decides
     // which of the two runs.
     if (gate != nullptr && gate->decision != ESMM_PLAN_DENSE)
         return;
+    const esmm_gemm_problem_t &p = parts.part[blockIdx.z];
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;
     float *b_smem = smem + cfg::STAGES * cfg::STAGE_FLOATS;
@@ -81,6 +82,7 @@ using config = pipelined_config<32, 3>;
 // Launches the kernel for the layouts dispatch_layouts picks.
 struct pipelined_launch {
     const esmm_plan_stats_t *gate;
+    float *partials;
     cudaStream_t stream;
 
     template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
@@ -96,21 +98,18 @@ struct pipelined_launch {
         const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
         if (tiles > 0x7fffffff)
             return cudaErrorInvalidConfiguration;
-        kernel<<<(unsigned)tiles, cfg::THREADS, smem_bytes, stream>>>(p, gate);
+        const gemm_parts parts = split_parts<TRANSPOSED_C>(p, partials);
+        const dim3 grid((unsigned)tiles, 1, (unsigned)parts.layers);
+        kernel<<<grid, cfg::THREADS, smem_bytes, stream>>>(parts, gate);
         return cudaGetLastError();
     }
 };
 
 } // namespace
 
-cudaError_t launch_pipelined(const esmm_gemm_problem_t &p, cudaStream_t stream)
-{
-    return launch_pipelined_gated(p, nullptr, stream);
-}
-
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
-                                   cudaStream_t stream)
+                                   float *partials, cudaStream_t stream)
 {
-    pipelined_launch launch = {gate, stream};
+    pipelined_launch launch = {gate, partials, stream};
     return dispatch_layouts(p, launch);
 }

@@ -20,9 +20,16 @@ cudaError_t launch_blocktile_1d(const esmm_gemm_problem_t &p, cudaStream_t strea
 cudaError_t launch_blocktile_2d(const esmm_gemm_problem_t &p, cudaStream_t stream);
 cudaError_t launch_vectorized(const esmm_gemm_problem_t &p, cudaStream_t stream);
 cudaError_t launch_warptile(const esmm_gemm_problem_t &p, cudaStream_t stream);
-cudaError_t launch_pipelined(const esmm_gemm_problem_t &p, cudaStream_t stream);
 
-// The top kernel queued beside the zero-skipping one: it runs only when the
-// plan in *gate (device memory) does not select skipping; gate == NULL always runs.
+// The top kernel, the dense path of esmm_sgemm. It splits k when
+// esmm_k_split says so, into partials (esmm_split_bytes of device memory;
+// launch_finish_splits completes C). Queued beside the zero-skipping kernel
+// it runs only when the plan in *gate (device memory) does not select
+// skipping; gate == NULL always runs.
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
-                                   cudaStream_t stream);
+                                   float *partials, cudaStream_t stream);
+
+// C = alpha * (partial sums added in order of k) + beta * C after a split
+// product; nothing when p does not split.
+cudaError_t launch_finish_splits(const esmm_gemm_problem_t &p, const float *partials,
+                                 cudaStream_t stream);

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 extern "C" {
+#include "cuda/cuda_backend.h"
 #include "gemm_problem.h"
 }
 
@@ -75,6 +76,44 @@ __device__ __forceinline__ void cp_async_commit()
 template <int PENDING> __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+// The problems of a launch's grid layers (blockIdx.z): the product itself, or
+// with split-K (esmm_k_split) one per range of k, each adding its raw sums
+// (alpha 1, beta 0) into its C-shaped slice of the partial sums. Kernels take
+// it as a __grid_constant__ parameter and read their layer's problem in place.
+struct gemm_parts {
+    esmm_gemm_problem_t part[ESMM_SPLIT_MAX];
+    int64_t layers;
+};
+
+// The parts of p as the kernel receives it (with TRANSPOSED_C, the problem of
+// C^T, whose C is p.n x p.m).
+template <bool TRANSPOSED_C>
+inline gemm_parts split_parts(const esmm_gemm_problem_t &p, float *partials)
+{
+    gemm_parts parts;
+    parts.part[0] = p;
+    parts.layers = 1;
+    const esmm_k_split_t split = esmm_k_split(p.m, p.n, p.k);
+    if (split.splits <= 1)
+        return parts;
+    const int64_t c_rows = TRANSPOSED_C ? p.n : p.m, c_cols = TRANSPOSED_C ? p.m : p.n;
+    for (int64_t z = 0; z < split.splits; ++z) {
+        esmm_gemm_problem_t q = p;
+        const int64_t k0 = z * split.k_per_split;
+        q.k = p.k - k0 < split.k_per_split ? p.k - k0 : split.k_per_split;
+        // op(A) = A and op(B) = B^T run along k within a stored row.
+        q.a = p.a + k0 * (p.op_a == ESMM_OP_N ? 1 : p.lda);
+        q.b = p.b + k0 * (p.op_b == ESMM_OP_T ? 1 : p.ldb);
+        q.c = partials + z * c_rows * c_cols;
+        q.ldc = c_cols;
+        q.alpha = 1.0f;
+        q.beta = 0.0f;
+        parts.part[z] = q;
+    }
+    parts.layers = split.splits;
+    return parts;
 }
 
 template <class cfg> __host__ __device__ inline int64_t pipelined_tile_count(int64_t m, int64_t n)

@@ -51,12 +51,13 @@ struct skip_config {
 struct strip_bytes {
     unsigned bits = 0, nonfinite = 0;
 
+    // Strip s's byte of k-block kb lies at (strip0 + s) * stride + kb.
     __device__ void load(const uint8_t *bits_in, const uint8_t *nonfinite_in, int64_t strip0,
-                         int count, int64_t strips, int64_t kb, int64_t kblocks, unsigned existing,
+                         int count, int64_t strips, int64_t kb, int64_t stride, unsigned existing,
                          bool skipped_by)
     {
         for (int s = 0; s < count && strip0 + s < strips; ++s) {
-            const int64_t at = (strip0 + s) * kblocks + kb;
+            const int64_t at = (strip0 + s) * stride + kb;
             bits |= (skipped_by ? (unsigned)bits_in[at] : existing) << (8 * s);
             nonfinite |= (unsigned)nonfinite_in[at] << (8 * s);
         }
@@ -66,13 +67,16 @@ struct strip_bytes {
     __device__ unsigned nonfinite_of(int s) const { return (nonfinite >> (8 * s)) & 0xffu; }
 };
 
-// Lists, for the k-blocks kb0 .. kb0 + SEGMENT_KBLOCKS - 1, the k the tile
-// needs, ascending, each with the set of B strips that need it, and returns
-// how many. A strip pair may skip k only if A's strip is zero there and B's
-// strip finite, or B's strip zero and A's strip finite (DESIGN.md, Exactness).
+// Lists, for the k-blocks kb0 .. kb0 + SEGMENT_KBLOCKS - 1 (of kblocks), the
+// k the tile needs, ascending, each with the set of B strips that need it,
+// and returns how many. The masks' rows are `stride` k-blocks long (the whole
+// product's; a split's masks start at its first k-block). A strip pair may
+// skip k only if A's strip is zero there and B's strip finite, or B's strip
+// zero and A's strip finite (DESIGN.md, Exactness).
 __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t strips_a,
                              int64_t strip_b0, int64_t strips_b, int64_t kb0, int64_t kblocks,
-                             int64_t k, int skip, int *list, uint8_t *needs, int *warp_totals)
+                             int64_t stride, int64_t k, int skip, int *list, uint8_t *needs,
+                             int *warp_totals)
 {
     using cfg = skip_config;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -86,11 +90,11 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
     if (kb < kblocks) {
         const int64_t left = k - kb * 8;
         const unsigned existing = left >= 8 ? 0xffu : (1u << left) - 1u;
-        a.load(masks.a_bits, masks.a_nonfinite, strip_a, 1, strips_a, kb, kblocks, existing,
+        a.load(masks.a_bits, masks.a_nonfinite, strip_a, 1, strips_a, kb, stride, existing,
                skip & ESMM_SKIP_BY_A);
-        b_lo.load(masks.b_bits, masks.b_nonfinite, strip_b0, 4, strips_b, kb, kblocks, existing,
+        b_lo.load(masks.b_bits, masks.b_nonfinite, strip_b0, 4, strips_b, kb, stride, existing,
                   skip & ESMM_SKIP_BY_B);
-        b_hi.load(masks.b_bits, masks.b_nonfinite, strip_b0 + 4, 4, strips_b, kb, kblocks,
+        b_hi.load(masks.b_bits, masks.b_nonfinite, strip_b0 + 4, 4, strips_b, kb, stride,
                   existing, skip & ESMM_SKIP_BY_B);
 #pragma unroll
         for (int t = 0; t < cfg::B_STRIPS; ++t) {
@@ -168,13 +172,25 @@ __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<skip_config
     acc.multiply(f);
 }
 
+// A split layer's masks: the whole product's, from the layer's first k-block.
+struct layer_masks {
+    esmm_masks_t masks;
+    int64_t stride;          // k-blocks per mask row: the whole product's
+    int64_t kblocks_per_layer; // of a split's k range
+};
+
 template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
 __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM)
-    skip_kernel(esmm_gemm_problem_t p, esmm_masks_t masks, int skip, skip_gate gate)
+    skip_kernel(const __grid_constant__ gemm_parts parts, layer_masks all, int skip,
+                skip_gate gate)
 {
     using cfg = skip_config;
     if (!gate_open(gate))
         return;
+    const esmm_gemm_problem_t &p = parts.part[blockIdx.z];
+    const int64_t first_kb = blockIdx.z * all.kblocks_per_layer;
+    const esmm_masks_t masks = {all.masks.a_bits + first_kb, all.masks.a_nonfinite + first_kb,
+                                all.masks.b_bits + first_kb, all.masks.b_nonfinite + first_kb};
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;
     float *b_smem = smem + cfg::STAGES * cfg::A_STAGE;
@@ -195,8 +211,8 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     warp_tile_accumulator<cfg> acc;
     for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
         const int listed = list_needed_k(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
-                                         (p.n + 31) / 32, kb0, kblocks, p.k, skip, list, needs,
-                                         warp_totals);
+                                         (p.n + 31) / 32, kb0, kblocks, all.stride, p.k, skip,
+                                         list, needs, warp_totals);
         const int stages = (listed + cfg::BK - 1) / cfg::BK;
         auto issue = [&](int s) {
             if (s < stages) {
@@ -231,6 +247,7 @@ struct skip_launch {
     esmm_masks_t masks;
     int skip;
     skip_gate gate;
+    float *partials;
     cudaStream_t stream;
 
     template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
@@ -245,7 +262,11 @@ struct skip_launch {
         const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
         if (tiles > 0x7fffffff)
             return cudaErrorInvalidConfiguration;
-        kernel<<<(unsigned)tiles, cfg::THREADS, cfg::SMEM_BYTES, stream>>>(p, masks, skip, gate);
+        const gemm_parts parts = split_parts<TRANSPOSED_C>(p, partials);
+        const layer_masks all = {masks, (p.k + 7) / 8,
+                                 esmm_k_split(p.m, p.n, p.k).k_per_split / 8};
+        const dim3 grid((unsigned)tiles, 1, (unsigned)parts.layers);
+        kernel<<<grid, cfg::THREADS, cfg::SMEM_BYTES, stream>>>(parts, all, skip, gate);
         return cudaGetLastError();
     }
 };
@@ -254,7 +275,7 @@ struct skip_launch {
 
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
                              esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
-                             cudaStream_t stream)
+                             float *partials, cudaStream_t stream)
 {
     if (p.k > 0x7fffffffLL - 8)
         return cudaErrorInvalidValue; // the list holds k as int
@@ -264,7 +285,7 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
         const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_NORMAL : 0};
-        skip_launch launch = {masks, (int)skip, gate, stream};
+        skip_launch launch = {masks, (int)skip, gate, partials, stream};
         err = dispatch_operand_layouts<false>(p, launch);
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
@@ -272,7 +293,7 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
         const esmm_masks_t swapped = {masks.b_bits, masks.b_nonfinite, masks.a_bits,
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
-        skip_launch launch = {swapped, by, gate, stream};
+        skip_launch launch = {swapped, by, gate, partials, stream};
         err = dispatch_operand_layouts<true>(transposed_problem(p), launch);
     }
     return err;

@@ -10,7 +10,8 @@ extern "C" {
 // The zero-skipping product (see skip_gemm.cu). plan holds the masks'
 // statistics (device memory, always needed when skipping by both operands:
 // it picks the orientation); with planned, it runs only if the plan selects
-// skipping. k must be below 2^31 - 8.
+// skipping. k must be below 2^31 - 8. It splits k as the dense kernel does
+// (esmm_k_split), into partials.
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
                              esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
-                             cudaStream_t stream);
+                             float *partials, cudaStream_t stream);
