@@ -16,15 +16,15 @@
 
 namespace {
 
-template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
+template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C, bool SPLIT>
 __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
-    pipelined_kernel(const __grid_constant__ gemm_parts parts, const esmm_plan_stats_t *gate)
+    pipelined_kernel(esmm_gemm_problem_t whole, k_layers layers, const esmm_plan_stats_t *gate)
 {
     // Queued beside the zero-skipping kernel: the plan on the device decides
     // which of the two runs.
     if (gate != nullptr && gate->decision != ESMM_PLAN_DENSE)
         return;
-    const esmm_gemm_problem_t &p = parts.part[blockIdx.z];
+    const esmm_gemm_problem_t p = layer_problem<SPLIT, TRANSPOSED_C>(whole, layers);
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;
     float *b_smem = smem + cfg::STAGES * cfg::STAGE_FLOATS;
@@ -89,7 +89,10 @@ struct pipelined_launch {
     cudaError_t run(const esmm_gemm_problem_t &p)
     {
         using cfg = config;
-        auto kernel = pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C>;
+        const k_layers layers = split_layers(p, partials);
+        auto kernel = layers.count > 1
+                          ? pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
+                          : pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
         const int smem_bytes = cfg::SMEM_BYTES;
         cudaError_t err = cudaFuncSetAttribute(
             kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
@@ -98,9 +101,8 @@ struct pipelined_launch {
         const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
         if (tiles > 0x7fffffff)
             return cudaErrorInvalidConfiguration;
-        const gemm_parts parts = split_parts<TRANSPOSED_C>(p, partials);
-        const dim3 grid((unsigned)tiles, 1, (unsigned)parts.layers);
-        kernel<<<grid, cfg::THREADS, smem_bytes, stream>>>(parts, gate);
+        const dim3 grid((unsigned)tiles, 1, layers.count);
+        kernel<<<grid, cfg::THREADS, smem_bytes, stream>>>(p, layers, gate);
         return cudaGetLastError();
     }
 };

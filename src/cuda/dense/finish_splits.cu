@@ -1,7 +1,9 @@
 // After a split-K product: C = alpha * (its partial sums, added in order of
 // k) + beta * C, rounded as the kernels' own epilogue rounds (alpha * sum,
 // then fmaf with beta * C); beta == 0 never reads C. A thread takes four
-// consecutive columns of a row, as float4 when every row allows it.
+// consecutive columns of a row, as float4 when every row allows it; a block
+// is as wide as C needs (at least a warp) and covers several rows when C is
+// narrow.
 #include <cuda_runtime.h>
 
 #include "cuda/dense/ladder.cuh"
@@ -16,12 +18,13 @@ __global__ void __launch_bounds__(FINISH_THREADS)
     finish_splits_kernel(const float *partials, int64_t splits, int64_t m, int64_t n,
                          float alpha, float beta, float *c, int64_t ldc)
 {
-    const int64_t col = (blockIdx.x * (int64_t)FINISH_THREADS + threadIdx.x) * 4;
+    const int64_t col = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) * 4;
     if (col >= n)
         return;
     const int cols = n - col < 4 ? (int)(n - col) : 4;
     const int64_t plane = m * n;
-    for (int64_t row = blockIdx.y; row < m; row += gridDim.y) {
+    for (int64_t row = blockIdx.y * (int64_t)blockDim.y + threadIdx.y; row < m;
+         row += (int64_t)gridDim.y * blockDim.y) {
         const float *in = partials + row * n + col;
         float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         for (int64_t z = 0; z < splits; ++z, in += plane) {
@@ -68,15 +71,20 @@ cudaError_t launch_finish_splits(const esmm_gemm_problem_t &p, const float *part
     if (split.splits <= 1)
         return cudaSuccess;
     const int64_t chunks = (p.n + 3) / 4;
-    const dim3 grid((unsigned)((chunks + FINISH_THREADS - 1) / FINISH_THREADS),
-                    (unsigned)(p.m < FINISH_ROW_BLOCKS ? p.m : FINISH_ROW_BLOCKS));
+    int width = 32;
+    while (width < FINISH_THREADS && width < chunks)
+        width *= 2;
+    const dim3 block((unsigned)width, (unsigned)(FINISH_THREADS / width));
+    const int64_t row_blocks = (p.m + block.y - 1) / block.y;
+    const dim3 grid((unsigned)((chunks + width - 1) / width),
+                    (unsigned)(row_blocks < FINISH_ROW_BLOCKS ? row_blocks : FINISH_ROW_BLOCKS));
     // Partial rows are n floats from a 256-byte aligned base.
     const bool vec = p.n % 4 == 0 && p.ldc % 4 == 0 && reinterpret_cast<uintptr_t>(p.c) % 16 == 0;
     if (vec)
-        finish_splits_kernel<true><<<grid, FINISH_THREADS, 0, stream>>>(
+        finish_splits_kernel<true><<<grid, block, 0, stream>>>(
             partials, split.splits, p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
     else
-        finish_splits_kernel<false><<<grid, FINISH_THREADS, 0, stream>>>(
+        finish_splits_kernel<false><<<grid, block, 0, stream>>>(
             partials, split.splits, p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
     return cudaGetLastError();
 }

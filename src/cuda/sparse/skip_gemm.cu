@@ -172,25 +172,20 @@ __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<skip_config
     acc.multiply(f);
 }
 
-// A split layer's masks: the whole product's, from the layer's first k-block.
-struct layer_masks {
-    esmm_masks_t masks;
-    int64_t stride;          // k-blocks per mask row: the whole product's
-    int64_t kblocks_per_layer; // of a split's k range
-};
-
-template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
+template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C, bool SPLIT>
 __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM)
-    skip_kernel(const __grid_constant__ gemm_parts parts, layer_masks all, int skip,
+    skip_kernel(esmm_gemm_problem_t whole, k_layers layers, esmm_masks_t all_masks, int skip,
                 skip_gate gate)
 {
     using cfg = skip_config;
     if (!gate_open(gate))
         return;
-    const esmm_gemm_problem_t &p = parts.part[blockIdx.z];
-    const int64_t first_kb = blockIdx.z * all.kblocks_per_layer;
-    const esmm_masks_t masks = {all.masks.a_bits + first_kb, all.masks.a_nonfinite + first_kb,
-                                all.masks.b_bits + first_kb, all.masks.b_nonfinite + first_kb};
+    const esmm_gemm_problem_t p = layer_problem<SPLIT, TRANSPOSED_C>(whole, layers);
+    // The layer's masks: the whole product's rows (stride), from its first k-block.
+    const int64_t stride = (whole.k + 7) / 8;
+    const int64_t first_kb = SPLIT ? blockIdx.z * layers.k_per_split / 8 : 0;
+    const esmm_masks_t masks = {all_masks.a_bits + first_kb, all_masks.a_nonfinite + first_kb,
+                                all_masks.b_bits + first_kb, all_masks.b_nonfinite + first_kb};
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;
     float *b_smem = smem + cfg::STAGES * cfg::A_STAGE;
@@ -211,7 +206,7 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     warp_tile_accumulator<cfg> acc;
     for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
         const int listed = list_needed_k(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
-                                         (p.n + 31) / 32, kb0, kblocks, all.stride, p.k, skip,
+                                         (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
                                          list, needs, warp_totals);
         const int stages = (listed + cfg::BK - 1) / cfg::BK;
         auto issue = [&](int s) {
@@ -254,7 +249,9 @@ struct skip_launch {
     cudaError_t run(const esmm_gemm_problem_t &p)
     {
         using cfg = skip_config;
-        auto kernel = skip_kernel<A_LAYOUT, B_LAYOUT, TRANSPOSED_C>;
+        const k_layers layers = split_layers(p, partials);
+        auto kernel = layers.count > 1 ? skip_kernel<A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
+                                       : skip_kernel<A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
         cudaError_t err = cudaFuncSetAttribute(
             kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM_BYTES);
         if (err != cudaSuccess)
@@ -262,11 +259,8 @@ struct skip_launch {
         const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
         if (tiles > 0x7fffffff)
             return cudaErrorInvalidConfiguration;
-        const gemm_parts parts = split_parts<TRANSPOSED_C>(p, partials);
-        const layer_masks all = {masks, (p.k + 7) / 8,
-                                 esmm_k_split(p.m, p.n, p.k).k_per_split / 8};
-        const dim3 grid((unsigned)tiles, 1, (unsigned)parts.layers);
-        kernel<<<grid, cfg::THREADS, cfg::SMEM_BYTES, stream>>>(parts, all, skip, gate);
+        const dim3 grid((unsigned)tiles, 1, layers.count);
+        kernel<<<grid, cfg::THREADS, cfg::SMEM_BYTES, stream>>>(p, layers, masks, skip, gate);
         return cudaGetLastError();
     }
 };
