@@ -177,9 +177,10 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info);
 esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
 
 /*
- * Workspace: the handle owns one that grows on demand (a growth allocates and
- * so synchronises the device: do a first call of each size before capturing a
- * CUDA graph). Alternatively the caller lends one: esmm_workspace_size says
+ * Workspace (the operands' masks and, on CUDA for a product with few tiles of
+ * C and a long k, which the kernels split along k, its partial sums): the
+ * handle owns one that grows on demand (a growth allocates and so synchronises
+ * the device: do a first call of each size before capturing a CUDA graph). Alternatively the caller lends one: esmm_workspace_size says
  * how many bytes a problem needs, and esmm_set_workspace(handle, ptr, bytes)
  * makes calls use it (ptr = NULL, bytes = 0 returns to the handle's own). A
  * lent workspace is device memory on the CUDA backend and host memory on the

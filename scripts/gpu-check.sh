@@ -30,6 +30,8 @@ esmm="$BUILD/tools/esmm"
 if wants tests; then
   (cd "$BUILD" && ctest --output-on-failure -j 4) >"$OUT/test.log" 2>&1 || status=1
   grep -E "tests passed|tests failed|Failed|\*\*\*" "$OUT/test.log"
+  # A failure's own output, on the console too (the log may not come back).
+  [ $status -eq 0 ] || (cd "$BUILD" && ctest --rerun-failed --output-on-failure 2>&1 | tail -60)
 fi
 if wants ladder; then
   "$esmm" bench --kernel all --size 4096 --reference cpu --json "$OUT/h100-ladder.json" \
