@@ -318,6 +318,9 @@ typedef struct {
 } malformed_case_t;
 
 #define BANNER "%%MatrixMarket matrix coordinate real general\n"
+/* A literal with NUL bytes inside and its exact length (strlen would stop at
+ * the first). */
+#define WITH_NUL(literal) literal, sizeof(literal) - 1
 
 static void test_malformed(void)
 {
@@ -330,7 +333,7 @@ static void test_malformed(void)
         {"misspelt banner", "%%MatrixMarkt matrix coordinate real general\n1 1 0\n", 0,
          {"line 1:", "not a Matrix Market file"}},
         {"binary file", "\x93NUMPY\x01\x00v\x00{'descr': '<f4'}\n", 0, {"line 1:", "banner"}},
-        {"NUL in the banner", "%%MatrixMarket\0 matrix coordinate real general\n1 1 0\n", 63,
+        {"NUL in the banner", WITH_NUL("%%MatrixMarket\0 matrix coordinate real general\n1 1 0\n"),
          {"line 1:", "not a Matrix Market file"}},
         {"incomplete banner", "%%MatrixMarket matrix coordinate real\n1 1 0\n", 0,
          {"line 1:", "incomplete banner"}},
@@ -394,7 +397,7 @@ static void test_malformed(void)
         {"junk after the last", BANNER "3 4 1\n1 1 1\n% fine\nthe end\n", 0,
          {"line 5:", "unexpected text after the last"}},
         {"line too long", long_line, 0, {"line 3:", "longer than 1024 characters"}},
-        {"NUL in an entry", BANNER "3 4 1\n1 1\0 2\n", 57, {"line 3:", "NUL byte"}},
+        {"NUL in an entry", WITH_NUL(BANNER "3 4 1\n1 1\0 2\n"), {"line 3:", "NUL byte"}},
     };
 
     const char *path = temp_path("malformed.mtx");
