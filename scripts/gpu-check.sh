@@ -4,16 +4,17 @@
 # combinations, and the zero-skipping sweeps (the target table and speedup
 # against density), the CSR target sweep against cuSPARSE, and the Python
 # package's tests and real-data example against this build's libesmm (PyTorch,
-# CuPy and scikit-learn from the machine). Everything is logged under $OUT.
-# PARTS picks what runs after the build (default: all).
-#   OUT=dir [PARTS="tests ladder ops sweeps csr python"] scripts/gpu-check.sh
+# CuPy and scikit-learn from the machine), and compute-sanitizer's four tools
+# over the GPU test programs. Everything is logged under $OUT. PARTS picks
+# what runs after the build (default: all).
+#   OUT=dir [PARTS="tests ladder ops sweeps csr python sanitize"] scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-check-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 status=0
-PARTS=${PARTS:-tests ladder ops sweeps csr python}
+PARTS=${PARTS:-tests ladder ops sweeps csr python sanitize}
 wants() { [[ " $PARTS " == *" $1 "* ]]; }
 
 nvidia-smi >"$OUT/build.log" 2>&1 || true
@@ -63,5 +64,18 @@ if wants python; then
   python3 -m pytest -q python/tests >"$OUT/python-test.log" 2>&1 || status=1
   tail -3 "$OUT/python-test.log"
   python3 examples/mlp_real_data.py 2>&1 | tee "$OUT/mlp-real-data.txt" || status=1
+fi
+if wants sanitize; then
+  # memcheck (out-of-bounds and misaligned accesses, leaks), racecheck
+  # (shared-memory hazards), synccheck (barrier misuse), initcheck (reads of
+  # uninitialised device memory); any error fails.
+  for tool in memcheck racecheck synccheck initcheck; do
+    for t in test_gpu_patterns test_gpu_csr test_gpu_sparse test_gpu_gemm; do
+      log="$OUT/sanitize-$tool-$t.log"
+      (cd "$BUILD/tests" && compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        --print-limit 20 "./$t") >"$log" 2>&1 || status=1
+      echo "$tool $t: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1) ($(grep -E "passed, " "$log" | tail -1))"
+    done
+  done
 fi
 exit $status
