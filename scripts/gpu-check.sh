@@ -72,8 +72,11 @@ if wants sanitize; then
   for tool in memcheck racecheck synccheck initcheck; do
     for t in test_gpu_patterns test_gpu_csr test_gpu_sparse test_gpu_gemm; do
       log="$OUT/sanitize-$tool-$t.log"
-      (cd "$BUILD/tests" && compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        --print-limit 20 "./$t") >"$log" 2>&1 || status=1
+      # initcheck serialises stream work: the test then skips its asynchrony check.
+      serialized=()
+      [ "$tool" = initcheck ] && serialized=(ESMM_TEST_SERIALIZED=1)
+      (cd "$BUILD/tests" && env "${serialized[@]}" compute-sanitizer --tool "$tool" \
+        --error-exitcode 99 --print-limit 20 "./$t") >"$log" 2>&1 || status=1
       echo "$tool $t: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1) ($(grep -E "passed, " "$log" | tail -1))"
     done
   done

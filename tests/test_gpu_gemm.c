@@ -546,7 +546,9 @@ static void check_stream(esmm_handle_t h)
           s.label);
     atomic_store(&gate.open, 1);
     cuda_must(cudaStreamSynchronize(work), "cudaStreamSynchronize(work)");
-    CHECK(!atomic_load(&gate.timed_out),
+    /* compute-sanitizer's initcheck serialises the stream work it tracks, so
+     * there (ESMM_TEST_SERIALIZED set) only the results are checked. */
+    CHECK(!atomic_load(&gate.timed_out) || getenv("ESMM_TEST_SERIALIZED") != NULL,
           "esmm_sgemm %s: the call waited for work queued on its stream", s.label);
 
     download(w.got, &w.c, &s.lc);
