@@ -130,16 +130,18 @@ class Analysis:
 def analyze(a, b=None, *, transpose_a=False, transpose_b=False):
     """Zero statistics of op(a) and, with b, of op(b) and the path, kernel
     and fraction of the work esmm.matmul(a, b) takes (it runs the product
-    once into scratch memory)."""
+    once into scratch memory, reusing b's pattern)."""
     A = describe(a, "a")
     result = Analysis(zero_fraction(A), pattern_a(a, transpose_a=transpose_a).density)
     if b is None:
         return result
     B = describe(b, "b")
     result.zero_fraction_b = zero_fraction(B)
-    result.slice_density_b = pattern_b(b, transpose_b=transpose_b).density
+    b_pattern = pattern_b(b, transpose_b=transpose_b)
+    result.slice_density_b = b_pattern.density
     m, n, _ = _product_shape(A, B, transpose_a, transpose_b)
-    matmul(a, b, out=empty_like(A, m, n), transpose_a=transpose_a, transpose_b=transpose_b)
+    matmul(a, b, out=empty_like(A, m, n), transpose_a=transpose_a, transpose_b=transpose_b,
+           pattern_b=b_pattern)
     info = _lib.info_t()
     with on_device(A) as stream:
         _lib.call("esmm_get_last_info", _handle_for(A, stream), ctypes.byref(info))

@@ -21,22 +21,38 @@ extern "C" {
 
 namespace {
 
+// A ladder kernel run on its own: C complete when it returns. Only the top
+// kernel splits k, so only it uses the partial sums.
+typedef cudaError_t (*dense_run_t)(const esmm_gemm_problem_t &p, float *partials,
+                                   cudaStream_t stream);
+
+template <esmm_dense_launcher_t LAUNCH>
+cudaError_t run_unsplit(const esmm_gemm_problem_t &p, float *, cudaStream_t stream)
+{
+    return LAUNCH(p, stream);
+}
+
+cudaError_t run_pipelined(const esmm_gemm_problem_t &p, float *partials, cudaStream_t stream)
+{
+    cudaError_t err = launch_pipelined_gated(p, nullptr, partials, stream);
+    return err == cudaSuccess ? launch_finish_splits(p, partials, stream) : err;
+}
+
 struct dense_kernel {
     const char *name;
-    esmm_dense_launcher_t launch;
+    dense_run_t run;
 };
 
-// Ladder order. The last entry, the dense path of esmm_sgemm, splits k and
-// so takes partial sums: esmm_cuda_run_kernel runs it through run_pipelined.
+// Ladder order; the last entry is the dense path of esmm_sgemm.
 const dense_kernel dense_kernels[] = {
-    {"naive", launch_naive},
-    {"coalesced", launch_coalesced},
-    {"smem", launch_smem_blocking},
-    {"blocktile1d", launch_blocktile_1d},
-    {"blocktile2d", launch_blocktile_2d},
-    {"vectorized", launch_vectorized},
-    {"warptile", launch_warptile},
-    {"pipelined", nullptr},
+    {"naive", run_unsplit<launch_naive>},
+    {"coalesced", run_unsplit<launch_coalesced>},
+    {"smem", run_unsplit<launch_smem_blocking>},
+    {"blocktile1d", run_unsplit<launch_blocktile_1d>},
+    {"blocktile2d", run_unsplit<launch_blocktile_2d>},
+    {"vectorized", run_unsplit<launch_vectorized>},
+    {"warptile", run_unsplit<launch_warptile>},
+    {"pipelined", run_pipelined},
 };
 constexpr int dense_kernel_count = sizeof dense_kernels / sizeof dense_kernels[0];
 
@@ -108,13 +124,8 @@ extern "C" esmm_status_t esmm_cuda_run_kernel(int index, const esmm_gemm_problem
 {
     if (index < 0 || index >= dense_kernel_count)
         return ESMM_STATUS_INVALID_VALUE;
-    const cudaStream_t s = static_cast<cudaStream_t>(stream);
-    if (dense_kernels[index].launch != nullptr)
-        return status_from(dense_kernels[index].launch(*p, s));
-    cudaError_t err = launch_pipelined_gated(*p, nullptr, partials, s);
-    if (err == cudaSuccess)
-        err = launch_finish_splits(*p, partials, s);
-    return status_from(err);
+    return status_from(
+        dense_kernels[index].run(*p, partials, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_finish_splits(const esmm_gemm_problem_t *p,

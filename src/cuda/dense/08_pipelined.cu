@@ -93,16 +93,11 @@ struct pipelined_launch {
         auto kernel = layers.count > 1
                           ? pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
                           : pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
-        const int smem_bytes = cfg::SMEM_BYTES;
-        cudaError_t err = cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+        dim3 grid;
+        const cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
         if (err != cudaSuccess)
             return err;
-        const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
-        if (tiles > 0x7fffffff)
-            return cudaErrorInvalidConfiguration;
-        const dim3 grid((unsigned)tiles, 1, layers.count);
-        kernel<<<grid, cfg::THREADS, smem_bytes, stream>>>(p, layers, gate);
+        kernel<<<grid, cfg::THREADS, cfg::SMEM_BYTES, stream>>>(p, layers, gate);
         return cudaGetLastError();
     }
 };

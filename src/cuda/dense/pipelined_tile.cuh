@@ -126,6 +126,23 @@ template <class cfg> __host__ __device__ inline int64_t pipelined_tile_count(int
     return ((m + cfg::BM - 1) / cfg::BM) * ((n + cfg::BN - 1) / cfg::BN);
 }
 
+// Before a launch of a kernel on cfg's tiles: grants it cfg::SMEM_BYTES of
+// dynamic shared memory and gives its grid, a CTA per C tile on each layer.
+template <class cfg, class Kernel>
+cudaError_t prepare_tile_launch(Kernel kernel, const esmm_gemm_problem_t &p, unsigned layers,
+                                dim3 *grid)
+{
+    const cudaError_t err =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM_BYTES);
+    if (err != cudaSuccess)
+        return err;
+    const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
+    if (tiles > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    *grid = dim3((unsigned)tiles, 1, layers);
+    return cudaSuccess;
+}
+
 // Maps blockIdx.x to a C tile: GROUP_M tile rows are walked column by column,
 // so the CTAs resident at once reuse a few A row panels and B column panels.
 template <class cfg>

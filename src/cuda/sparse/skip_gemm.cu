@@ -252,14 +252,10 @@ struct skip_launch {
         const k_layers layers = split_layers(p, partials);
         auto kernel = layers.count > 1 ? skip_kernel<A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
                                        : skip_kernel<A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
-        cudaError_t err = cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM_BYTES);
+        dim3 grid;
+        const cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
         if (err != cudaSuccess)
             return err;
-        const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
-        if (tiles > 0x7fffffff)
-            return cudaErrorInvalidConfiguration;
-        const dim3 grid((unsigned)tiles, 1, layers.count);
         kernel<<<grid, cfg::THREADS, cfg::SMEM_BYTES, stream>>>(p, layers, masks, skip, gate);
         return cudaGetLastError();
     }
