@@ -248,8 +248,8 @@ esmm_status_t esmm_csr_validate(esmm_handle_t handle, int64_t rows, int64_t cols
  * faster only when B is very sparse, about 5% nonzero, so the default does not
  * take it). op(W) = W^T without esmm_csr_prepare scatters with atomics,
  * skipping B's zeros: its sums may be added in a different order from run to
- * run. Every other path gives the same bits on every run, and the same bits
- * as the CPU backend.
+ * run. n == 1 runs as esmm_scsrmv does. Every other path gives the same bits
+ * on every run, and the same bits as the CPU backend.
  */
 esmm_status_t esmm_scsrmm(esmm_handle_t handle, esmm_operation_t op_w, esmm_csr_t W, int64_t n,
                           const float *alpha, const float *B, int64_t ldb,
@@ -260,15 +260,20 @@ esmm_status_t esmm_scsrmm(esmm_handle_t handle, esmm_operation_t op_w, esmm_csr_
  * without esmm_csr_prepare, a zero of x skips its row of W (the column
  * indices are not read; the weights are, since a non-finite weight times 0
  * is NaN) and the sums are scattered with atomics, in an order that may vary
- * from run to run. The other paths gather and give the same bits every run.
+ * from run to run. The other paths gather and give the same bits every run;
+ * on CUDA a row's products are summed across lanes, so not in the CPU
+ * backend's order.
  */
 esmm_status_t esmm_scsrmv(esmm_handle_t handle, esmm_operation_t op_w, esmm_csr_t W,
                           const float *alpha, const float *x, const float *beta, float *y);
 
 /* esmm_scsrmm with its path named rather than chosen, for benchmarks and
  * tests: on CUDA "csr-dense-b" reads every row of B densely and
- * "csr-sparse-b" always goes through B's compressed nonzeros; on the CPU
- * backend the one kernel is "cpu". Unknown names: ESMM_STATUS_INVALID_VALUE. */
+ * "csr-sparse-b" goes through B's compressed nonzeros, for the gathering
+ * products (op N, or T after esmm_csr_prepare, with n > 1); the others have
+ * one path each (the scatter, or the matrix-vector kernels), whatever the
+ * name. On the CPU backend the one kernel is "cpu". Unknown names:
+ * ESMM_STATUS_INVALID_VALUE. */
 esmm_status_t esmm_scsrmm_kernel(esmm_handle_t handle, const char *kernel,
                                  esmm_operation_t op_w, esmm_csr_t W, int64_t n,
                                  const float *alpha, const float *B, int64_t ldb,

@@ -4,13 +4,17 @@
  * then), each through the planner and every kernel of the backend. The
  * paths that share the dense kernel's order (the planner, the skipping
  * kernels; on the CPU every kernel) must give its bits; every kernel must
- * match a float64 reference (NaN where it has NaN).
+ * match a float64 reference (NaN where it has NaN). On the GPU cuBLAS runs
+ * each problem too: it must match the reference, and esmm_sgemm must agree
+ * with it within the rounding bound of both.
  *   test_stress cpu|cuda [problems [seed]]   (cuda exits 77 without a GPU) */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cublas_v2.h>
 
 #include "check.h"
 #include "esmm.h"
@@ -102,11 +106,16 @@ static double tolerance(const problem_t *p)
     return 2.0 * (double)(p->k + 4) * 5.96e-8;
 }
 
-/* How far got is from the float64 product, in units of its terms' size;
- * INFINITY when a NaN is where none belongs or missing. */
-static double worst_error(const problem_t *p, const float *got)
+/* The float64 product and, per element, the size of its terms. */
+typedef struct {
+    double *want, *scale; /* m x n */
+} reference_t;
+
+static reference_t float64_reference(const problem_t *p)
 {
-    double worst = 0.0;
+    reference_t r;
+    r.want = host_alloc(max_i64(p->m * p->n, 1), sizeof(double));
+    r.scale = host_alloc(max_i64(p->m * p->n, 1), sizeof(double));
     for (int64_t i = 0; i < p->m; i++)
         for (int64_t j = 0; j < p->n; j++) {
             double want = 0.0, scale = 0.0;
@@ -121,6 +130,22 @@ static double worst_error(const problem_t *p, const float *got)
                 want += (double)p->beta * p->c0[i * p->ldc + j];
                 scale += fabs((double)p->beta * p->c0[i * p->ldc + j]);
             }
+            r.want[i * p->n + j] = want;
+            r.scale[i * p->n + j] = scale > 0.0 ? scale : 1.0;
+        }
+    return r;
+}
+
+/* How far got is from want (float64 values, or another result), in units of
+ * the reference's terms' size; INFINITY when a NaN or Inf is where none
+ * belongs or missing. */
+static double worst_distance(const problem_t *p, const reference_t *ref, const float *got,
+                             const float *other)
+{
+    double worst = 0.0;
+    for (int64_t i = 0; i < p->m; i++)
+        for (int64_t j = 0; j < p->n; j++) {
+            const double want = other ? (double)other[i * p->ldc + j] : ref->want[i * p->n + j];
             const float g = got[i * p->ldc + j];
             if (isnan(want) || isnan(g) || isinf(want) || isinf(g)) {
                 const int same = (isnan(want) && isnan(g)) || ((double)g == want);
@@ -128,10 +153,15 @@ static double worst_error(const problem_t *p, const float *got)
                     return INFINITY;
                 continue;
             }
-            const double e = fabs((double)g - want) / (scale > 0.0 ? scale : 1.0);
+            const double e = fabs((double)g - want) / ref->scale[i * p->n + j];
             worst = e > worst ? e : worst;
         }
     return worst;
+}
+
+static double worst_error(const problem_t *p, const reference_t *ref, const float *got)
+{
+    return worst_distance(p, ref, got, NULL);
 }
 
 static int same_bits(const problem_t *p, const float *x, const float *y)
@@ -149,6 +179,7 @@ typedef struct {
     int cuda;
     esmm_handle_t h;
     float *d_a, *d_b, *d_c; /* device copies (cuda) */
+    cublasHandle_t cublas;  /* cuda */
 } runner_t;
 
 /* Runs kernel (NULL: the planner) on p from a fresh copy of C into got. */
@@ -172,6 +203,20 @@ static esmm_status_t run(runner_t *r, const problem_t *p, const char *kernel, fl
     return st;
 }
 
+/* cuBLAS on p (row-major, as C^T = op(B)^T op(A)^T in column-major terms)
+ * from a fresh copy of C into got. */
+static int run_cublas(runner_t *r, const problem_t *p, float *got)
+{
+    device_upload(r->d_c, p->c0, (size_t)max_i64(p->c_len, 1) * sizeof(float));
+    const cublasOperation_t op_a = p->op_a == ESMM_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t op_b = p->op_b == ESMM_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasStatus_t st =
+        cublasSgemm(r->cublas, op_b, op_a, (int)p->n, (int)p->m, (int)p->k, &p->alpha, r->d_b,
+                    (int)p->ldb, r->d_a, (int)p->lda, &p->beta, r->d_c, (int)p->ldc);
+    device_download(got, r->d_c, (size_t)max_i64(p->c_len, 1) * sizeof(float));
+    return st == CUBLAS_STATUS_SUCCESS;
+}
+
 /* Whether the kernel sums in the dense kernel's order (so must match its bits). */
 static int ordered_like_dense(int cuda, const char *kernel)
 {
@@ -187,14 +232,22 @@ int main(int argc, char **argv)
     uint64_t rng = argc > 3 ? strtoull(argv[3], NULL, 0) : 0x57E55u;
     if (cuda && !cuda_device_present("the GPU stress run"))
         return check_finish();
-    runner_t r = {cuda, NULL, NULL, NULL, NULL};
+    runner_t r = {cuda, NULL, NULL, NULL, NULL, NULL};
     CHECK(esmm_create(&r.h, cuda ? ESMM_BACKEND_CUDA : ESMM_BACKEND_CPU) == ESMM_STATUS_SUCCESS,
           "esmm_create");
     if (r.h == NULL)
         return check_finish();
+    if (cuda) {
+        /* FP32 arithmetic only: no TF32 whatever the environment says. */
+        CHECK(cublasCreate(&r.cublas) == CUBLAS_STATUS_SUCCESS &&
+                  cublasSetMathMode(r.cublas, CUBLAS_PEDANTIC_MATH) == CUBLAS_STATUS_SUCCESS,
+              "cuBLAS could not be set up: no baseline to compare with");
+        if (r.cublas == NULL)
+            return check_finish();
+    }
     const int kernels = esmm_kernel_count(r.h);
     const char *dense = cuda ? "pipelined" : "cpu";
-    int64_t runs = 0, mismatched = 0;
+    int64_t runs = 0, mismatched = 0, cublas_runs = 0;
     for (int64_t t = 0; t < problems; t++) {
         problem_t p = make_problem(&rng, cuda ? 700 : 200);
         if (cuda) {
@@ -204,23 +257,37 @@ int main(int argc, char **argv)
             device_upload(r.d_a, p.a, (size_t)max_i64(p.a_len, 1) * sizeof(float));
             device_upload(r.d_b, p.b, (size_t)max_i64(p.b_len, 1) * sizeof(float));
         }
-        float *reference = host_alloc(max_i64(p.c_len, 1), sizeof(float));
+        const reference_t ref = float64_reference(&p);
+        float *dense_bits = host_alloc(max_i64(p.c_len, 1), sizeof(float));
         float *got = host_alloc(max_i64(p.c_len, 1), sizeof(float));
-        esmm_status_t st = run(&r, &p, dense, reference);
+        float *planned = host_alloc(max_i64(p.c_len, 1), sizeof(float));
+        esmm_status_t st = run(&r, &p, dense, dense_bits);
         int bad = st != ESMM_STATUS_SUCCESS;
-        double worst = worst_error(&p, reference);
+        double worst = worst_error(&p, &ref, dense_bits);
         bad |= !(worst <= tolerance(&p));
         for (int i = -1; i < kernels && !bad; i++) {
             const char *kernel = i < 0 ? NULL : esmm_kernel_name(r.h, i);
-            st = run(&r, &p, kernel, got);
+            float *out = kernel == NULL ? planned : got;
+            st = run(&r, &p, kernel, out);
             runs++;
-            const int ok = st == ESMM_STATUS_SUCCESS &&
-                           (ordered_like_dense(cuda, kernel) ? same_bits(&p, got, reference)
-                                                             : worst_error(&p, got) <= tolerance(&p));
+            const int ok =
+                st == ESMM_STATUS_SUCCESS &&
+                (ordered_like_dense(cuda, kernel) ? same_bits(&p, out, dense_bits)
+                                                  : worst_error(&p, &ref, out) <= tolerance(&p));
             if (!ok) {
                 bad = 1;
                 fprintf(stderr, "problem %lld: %s differs\n", (long long)t,
                         kernel ? kernel : "esmm_sgemm");
+            }
+        }
+        if (cuda && !bad) {
+            /* Each of the two within the bound of the reference, so at most
+             * twice the bound apart. */
+            cublas_runs++;
+            if (!run_cublas(&r, &p, got) || !(worst_error(&p, &ref, got) <= tolerance(&p)) ||
+                !(worst_distance(&p, &ref, planned, got) <= 2.0 * tolerance(&p))) {
+                bad = 1;
+                fprintf(stderr, "problem %lld: esmm_sgemm and cuBLAS disagree\n", (long long)t);
             }
         }
         if (bad) {
@@ -231,15 +298,18 @@ int main(int argc, char **argv)
                   (long long)p.n, (long long)p.k, (long long)p.lda, (long long)p.ldb,
                   (long long)p.ldc, (double)p.alpha, (double)p.beta, worst);
         }
-        free(reference), free(got), free(p.a), free(p.b), free(p.c0);
+        free(dense_bits), free(got), free(planned), free(ref.want), free(ref.scale);
+        free(p.a), free(p.b), free(p.c0);
         if (cuda) {
             device_free(r.d_a), device_free(r.d_b), device_free(r.d_c);
         }
     }
-    printf("stress: %lld problems, %lld kernel runs, %lld mismatched\n", (long long)problems,
-           (long long)runs, (long long)mismatched);
+    printf("stress: %lld problems, %lld kernel runs, %lld cuBLAS comparisons, %lld mismatched\n",
+           (long long)problems, (long long)runs, (long long)cublas_runs, (long long)mismatched);
     CHECK(mismatched == 0, "%lld of %lld problems mismatched", (long long)mismatched,
           (long long)problems);
+    if (r.cublas != NULL)
+        cublasDestroy(r.cublas);
     esmm_destroy(r.h);
     return check_finish();
 }
