@@ -218,33 +218,29 @@ static inline void csr_float_product(const host_csr_t *w, esmm_operation_t op, i
     free(acc);
 }
 
-/* What csr_reference_compare found: how many elements are off, and the
- * first of them (row-major index into m x n). */
-typedef struct {
-    int64_t bad;
-    int64_t first;
-    float got;
-    double want, tolerance;
-} csr_mismatch_t;
-
-/*
- * got (m x n, ldc) against the float64 reference (esmm_cpu_reference_csrmm)
- * of C = alpha * op(W) * B + beta * c_in. A float sum of K products is within
- * gamma_K * sum |w b| of the exact sum, and alpha * acc and the beta * C
- * addition add two roundings: the bound is gamma_{K+2} (|alpha| sum |w b| +
+/* The float64 reference of C = alpha * op(W) * B + beta * c_in (m x n,
+ * esmm_cpu_reference_csrmm) and its rounding bound. A float sum of K products
+ * is within gamma_K * sum |w b| of the exact sum, and alpha * acc and the
+ * beta * C addition add two roundings: element (i, j) may be off by
+ * relative * magnitude[i * n + j], gamma_{K+2} times (|alpha| sum |w b| +
  * |beta c|) with K = csr_max_terms, that sum computed by the same reference
  * on |W|, |B|, |C| (its own double error is far below the slack added). NaN
- * and Inf must appear exactly where the reference has them.
- */
-static inline csr_mismatch_t csr_reference_compare(const host_csr_t *w, esmm_operation_t op,
-                                                   int64_t n, float alpha, const float *b,
-                                                   int64_t ldb, float beta, const float *c_in,
-                                                   int64_t ldc, const float *got)
+ * and Inf must appear exactly where the reference has them. */
+typedef struct {
+    double *want;      /* m x n */
+    double *magnitude; /* m x n */
+    double relative;
+} csr_reference_t;
+
+static inline csr_reference_t csr_reference_make(const host_csr_t *w, esmm_operation_t op,
+                                                 int64_t n, float alpha, const float *b,
+                                                 int64_t ldb, float beta, const float *c_in,
+                                                 int64_t ldc)
 {
     const int64_t m = csr_op_rows(w, op), k = csr_op_cols(w, op);
-    csr_mismatch_t result = {0, -1, 0.0f, 0.0, 0.0};
-    double *want = host_alloc(m * n, sizeof *want);
-    double *magnitude = host_alloc(m * n, sizeof *magnitude);
+    csr_reference_t ref;
+    ref.want = host_alloc(m * n, sizeof *ref.want);
+    ref.magnitude = host_alloc(m * n, sizeof *ref.magnitude);
     float *abs_values = w->values != NULL ? host_alloc(w->nnz, sizeof *abs_values) : NULL;
     float *abs_b = host_alloc(k * ldb, sizeof *abs_b);
     float *abs_c = host_alloc(m * ldc, sizeof *abs_c);
@@ -261,26 +257,52 @@ static inline csr_mismatch_t csr_reference_compare(const host_csr_t *w, esmm_ope
     const esmm_csrmm_problem_t p = {op, view, m, n, k, alpha, beta, b, ldb, (float *)c_in, ldc};
     const esmm_csrmm_problem_t p_abs = {op, abs_view, m, n, k, fabsf(alpha), fabsf(beta),
                                         abs_b, ldb, abs_c, ldc};
-    esmm_cpu_reference_csrmm(&p, want, n);
-    esmm_cpu_reference_csrmm(&p_abs, magnitude, n);
+    esmm_cpu_reference_csrmm(&p, ref.want, n);
+    esmm_cpu_reference_csrmm(&p_abs, ref.magnitude, n);
     const double u = FLT_EPSILON / 2.0;
     const double terms = (double)(csr_max_terms(w, op) + 2);
-    const double relative = terms * u / (1.0 - terms * u) + terms * DBL_EPSILON;
-    for (int64_t i = 0; i < m; i++) {
-        for (int64_t j = 0; j < n; j++) {
-            const double tolerance = relative * magnitude[i * n + j];
-            if (close_enough(got[i * ldc + j], want[i * n + j], tolerance))
-                continue;
-            if (result.bad++ == 0)
-                result = (csr_mismatch_t){1, i * n + j, got[i * ldc + j], want[i * n + j],
-                                          tolerance};
-        }
-    }
-    free(want);
-    free(magnitude);
+    ref.relative = terms * u / (1.0 - terms * u) + terms * DBL_EPSILON;
     free(abs_values);
     free(abs_b);
     free(abs_c);
+    return ref;
+}
+
+static inline void csr_reference_free(csr_reference_t *ref)
+{
+    free(ref->want);
+    free(ref->magnitude);
+}
+
+/* What csr_reference_compare found: how many elements are off, and the
+ * first of them (row-major index into m x n). */
+typedef struct {
+    int64_t bad;
+    int64_t first;
+    float got;
+    double want, tolerance;
+} csr_mismatch_t;
+
+/* got (m x n, ldc) against csr_reference_make's reference and bound. */
+static inline csr_mismatch_t csr_reference_compare(const host_csr_t *w, esmm_operation_t op,
+                                                   int64_t n, float alpha, const float *b,
+                                                   int64_t ldb, float beta, const float *c_in,
+                                                   int64_t ldc, const float *got)
+{
+    const int64_t m = csr_op_rows(w, op);
+    csr_mismatch_t result = {0, -1, 0.0f, 0.0, 0.0};
+    csr_reference_t ref = csr_reference_make(w, op, n, alpha, b, ldb, beta, c_in, ldc);
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < n; j++) {
+            const double tolerance = ref.relative * ref.magnitude[i * n + j];
+            if (close_enough(got[i * ldc + j], ref.want[i * n + j], tolerance))
+                continue;
+            if (result.bad++ == 0)
+                result = (csr_mismatch_t){1, i * n + j, got[i * ldc + j], ref.want[i * n + j],
+                                          tolerance};
+        }
+    }
+    csr_reference_free(&ref);
     return result;
 }
 

@@ -74,14 +74,6 @@ typedef struct {
     float *y_start;  /* m + GUARD: y before each matrix-vector product */
 } problem_t;
 
-/* The float64 reference and csr_reference_compare's bound (csr_support.h),
- * computed once per problem and shared by every path's check. */
-typedef struct {
-    double *want;      /* m x n */
-    double *magnitude; /* the same product on |W|, |B|, |C|: the size of the terms */
-    double relative;   /* gamma_{K+2} plus slack for the float64 sums */
-} reference_t;
-
 typedef struct {
     int64_t runs, cusparse_comparisons, cusparse_refused, mismatched;
 } tally_t;
@@ -305,48 +297,6 @@ static void describe(const problem_t *p, char *text, size_t size)
              (double)p->alpha, (double)p->beta, p->b_density, nonfinite_label(p->nonfinite));
 }
 
-/* ---- the float64 reference ---------------------------------------------- */
-
-static reference_t make_reference(const problem_t *p)
-{
-    const host_csr_t *w = &p->w;
-    reference_t ref;
-    ref.want = host_alloc(p->m * p->n, sizeof *ref.want);
-    ref.magnitude = host_alloc(p->m * p->n, sizeof *ref.magnitude);
-    float *abs_values = w->values != NULL ? host_alloc(w->nnz, sizeof *abs_values) : NULL;
-    float *abs_b = host_alloc(p->k * p->ldb, sizeof *abs_b);
-    float *abs_c = host_alloc(p->m * p->ldc, sizeof *abs_c);
-    for (int64_t e = 0; abs_values != NULL && e < w->nnz; e++)
-        abs_values[e] = fabsf(w->values[e]);
-    for (int64_t i = 0; i < p->k * p->ldb; i++)
-        abs_b[i] = fabsf(p->b[i]);
-    for (int64_t i = 0; i < p->m * p->ldc; i++)
-        abs_c[i] = fabsf(p->c0[i]);
-    const esmm_csr_view_t view = {w->rows, w->cols, w->nnz, w->row_ptr,
-                                  w->col_idx, w->values, w->value};
-    const esmm_csr_view_t abs_view = {w->rows, w->cols, w->nnz, w->row_ptr,
-                                      w->col_idx, abs_values, fabsf(w->value)};
-    const esmm_csrmm_problem_t exact = {p->op, view, p->m, p->n, p->k, p->alpha, p->beta,
-                                        p->b, p->ldb, p->c0, p->ldc};
-    const esmm_csrmm_problem_t sizes = {p->op, abs_view, p->m, p->n, p->k, fabsf(p->alpha),
-                                        fabsf(p->beta), abs_b, p->ldb, abs_c, p->ldc};
-    esmm_cpu_reference_csrmm(&exact, ref.want, p->n);
-    esmm_cpu_reference_csrmm(&sizes, ref.magnitude, p->n);
-    const double u = FLT_EPSILON / 2.0;
-    const double terms = (double)(csr_max_terms(w, p->op) + 2);
-    ref.relative = terms * u / (1.0 - terms * u) + terms * DBL_EPSILON;
-    free(abs_values);
-    free(abs_b);
-    free(abs_c);
-    return ref;
-}
-
-static void free_reference(reference_t *ref)
-{
-    free(ref->want);
-    free(ref->magnitude);
-}
-
 /* ---- checking one result ------------------------------------------------ */
 
 /* Equal bits, or both NaN (a NaN's payload depends on the hardware). */
@@ -377,7 +327,7 @@ static int in_cpu_order(int cuda, const problem_t *p, const path_t *path)
  * against the start's poison outside the output, the CPU order's bits when
  * `exact`, and the float64 reference. Prints the first element off for each
  * kind; returns 1 when anything is. */
-static int check_result(const problem_t *p, const reference_t *ref, const char *path,
+static int check_result(const problem_t *p, const csr_reference_t *ref, const char *path,
                         const float *start, const float *got, int64_t ld, int64_t len, int exact)
 {
     int64_t touched = 0, off_order = 0, off_reference = 0;
@@ -420,9 +370,9 @@ static int check_result(const problem_t *p, const reference_t *ref, const char *
 
 /* esmm's result against cuSPARSE's: NaN in the same places, Inf equal, and
  * otherwise within twice the bound (both are within it of the reference). */
-static int check_against_cusparse(const problem_t *p, const reference_t *ref, const char *path,
-                                  const float *got, int64_t ld, const float *theirs,
-                                  int64_t their_ld, const char *routine)
+static int check_against_cusparse(const problem_t *p, const csr_reference_t *ref,
+                                  const char *path, const float *got, int64_t ld,
+                                  const float *theirs, int64_t their_ld, const char *routine)
 {
     int64_t off = 0, first = -1;
     for (int64_t i = 0; i < p->m; i++)
@@ -687,7 +637,9 @@ static const char *const CUDA_KERNELS[] = {"csr-dense-b", "csr-sparse-b"};
 static void stress_problem(const runner_t *r, uint64_t seed, int64_t index, tally_t *tally)
 {
     problem_t p = make_problem(seed, index, r->cuda);
-    reference_t ref = make_reference(&p);
+    /* The float64 reference, once per problem for every path's check. */
+    csr_reference_t ref =
+        csr_reference_make(&p.w, p.op, p.n, p.alpha, p.b, p.ldb, p.beta, p.c0, p.ldc);
     operands_t o = make_operands(r, &p);
     const int created = o.W != NULL;
     int bad = !created;
@@ -774,7 +726,7 @@ static void stress_problem(const runner_t *r, uint64_t seed, int64_t index, tall
     free(theirs_mm);
     free(theirs_mv);
     free_operands(r, &o);
-    free_reference(&ref);
+    csr_reference_free(&ref);
     free_problem(&p);
 }
 
