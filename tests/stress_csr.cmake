@@ -4,7 +4,7 @@
 # seed by hand: test_stress_csr cpu|cuda PROBLEMS SEED. -ffp-contract=off as in
 # the library, so the in-order float product the test writes out rounds like
 # the CPU backend's.
-esmm_add_test(test_stress_csr SOURCES test_stress_csr.c LIBS CUDA::cudart CUDA::cusparse m
+esmm_add_test(test_stress_csr SOURCES test_stress_csr.c LIBS esmm_tools CUDA::cudart CUDA::cusparse m
               ARGS cpu)
 target_compile_options(test_stress_csr PRIVATE -ffp-contract=off)
 add_test(NAME test_stress_csr_gpu COMMAND test_stress_csr cuda)

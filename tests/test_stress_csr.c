@@ -25,6 +25,7 @@
 #include "check.h"
 #include "csr_support.h"
 #include "esmm.h"
+#include "mtx.h"
 #include "test_support.h"
 #include "test_support_cuda.h"
 
@@ -402,36 +403,19 @@ static int check_against_cusparse(const problem_t *p, const csr_reference_t *ref
 
 /* ---- cuSPARSE (cuda mode only) ------------------------------------------ */
 
-typedef struct {
-    int32_t column, position;
-} entry_key_t;
-
-static int compare_entry_keys(const void *x, const void *y)
-{
-    const entry_key_t *a = x, *b = y;
-    if (a->column != b->column)
-        return (a->column > b->column) - (a->column < b->column);
-    return (a->position > b->position) - (a->position < b->position);
-}
-
 /* W as cuSPARSE takes it: each row's entries by increasing column (cuSPARSE
  * documents CSR as sorted; ties keep storage order) and one weight per entry
  * (it has no shared weight). Repeated (row, column) pairs stay separate
  * entries: summing them first would change where Inf - Inf gives NaN. */
 static void csr_for_cusparse(const host_csr_t *w, int32_t *col_idx, float *values)
 {
-    entry_key_t *keys = host_alloc(w->nnz, sizeof *keys);
-    for (int64_t r = 0; r < w->rows; r++) {
-        const int64_t begin = w->row_ptr[r], count = w->row_ptr[r + 1] - begin;
-        for (int64_t e = 0; e < count; e++)
-            keys[e] = (entry_key_t){w->col_idx[begin + e], (int32_t)(begin + e)};
-        qsort(keys, (size_t)count, sizeof *keys, compare_entry_keys);
-        for (int64_t e = 0; e < count; e++) {
-            col_idx[begin + e] = keys[e].column;
-            values[begin + e] = csr_weight_at(w, keys[e].position);
-        }
+    for (int64_t e = 0; e < w->nnz; e++) {
+        col_idx[e] = w->col_idx[e];
+        values[e] = csr_weight_at(w, e);
     }
-    free(keys);
+    mtx_csr_t sorted = {w->rows, w->cols, w->nnz, w->row_ptr, col_idx, values};
+    cli_error_t err;
+    CHECK(mtx_sort_rows(&sorted, &err) >= 0, "sorting W's rows for cuSPARSE: %s", err.text);
 }
 
 /* cuSPARSE's C = alpha * op(W) * B + beta * C from C0 into mm_out (m x ldc)

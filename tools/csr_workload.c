@@ -90,60 +90,6 @@ static int generate_w(const csr_case_t *c, mtx_csr_t *w, cli_error_t *err)
     return 0;
 }
 
-typedef struct {
-    int32_t column;
-    int32_t position; /* within the row, so equal columns keep their order */
-} entry_key_t;
-
-static int compare_entries(const void *x, const void *y)
-{
-    const entry_key_t *a = x, *b = y;
-    if (a->column != b->column)
-        return (a->column > b->column) - (a->column < b->column);
-    return (a->position > b->position) - (a->position < b->position);
-}
-
-/* Puts each row's entries in column order (repeated columns keep their file
- * order), as cuSPARSE expects; returns how many rows changed, or -1 with err
- * set. */
-static int64_t sort_rows(mtx_csr_t *w, cli_error_t *err)
-{
-    int64_t widest = 0, changed = 0;
-    for (int64_t i = 0; i < w->rows; i++)
-        if (w->row_ptr[i + 1] - w->row_ptr[i] > widest)
-            widest = w->row_ptr[i + 1] - w->row_ptr[i];
-    entry_key_t *keys = allocate(widest, sizeof *keys, "a row of W", err);
-    float *values = allocate(widest, sizeof *values, "a row of W", err);
-    if (keys == NULL || values == NULL) {
-        free(keys);
-        free(values);
-        return -1;
-    }
-    for (int64_t i = 0; i < w->rows; i++) {
-        const int64_t start = w->row_ptr[i], length = w->row_ptr[i + 1] - start;
-        int32_t *columns = w->col_idx + start;
-        bool sorted = true;
-        for (int64_t e = 1; e < length && sorted; e++)
-            sorted = columns[e - 1] <= columns[e];
-        if (sorted)
-            continue;
-        changed++;
-        for (int64_t e = 0; e < length; e++)
-            keys[e] = (entry_key_t){columns[e], (int32_t)e};
-        qsort(keys, (size_t)length, sizeof *keys, compare_entries);
-        for (int64_t e = 0; e < length; e++) {
-            columns[e] = keys[e].column;
-            if (w->values != NULL)
-                values[e] = w->values[start + keys[e].position];
-        }
-        if (w->values != NULL)
-            memcpy(w->values + start, values, (size_t)length * sizeof *values);
-    }
-    free(keys);
-    free(values);
-    return changed;
-}
-
 static int load_w(const csr_case_t *c, csr_workload_t *wl, cli_error_t *err)
 {
     mtx_csr_t *w = &wl->w;
@@ -160,7 +106,7 @@ static int load_w(const csr_case_t *c, csr_workload_t *wl, cli_error_t *err)
         free(w->values);
         w->values = NULL;
     }
-    wl->sorted_rows = sort_rows(w, err);
+    wl->sorted_rows = mtx_sort_rows(w, err);
     return wl->sorted_rows < 0 ? -1 : 0;
 }
 

@@ -552,6 +552,58 @@ int mtx_write_csr(const char *path, const mtx_csr_t *m, cli_error_t *err)
     return 0;
 }
 
+typedef struct {
+    int32_t column;
+    int32_t position; /* within the row, so equal columns keep their order */
+} entry_key_t;
+
+static int compare_entries(const void *x, const void *y)
+{
+    const entry_key_t *a = x, *b = y;
+    if (a->column != b->column)
+        return (a->column > b->column) - (a->column < b->column);
+    return (a->position > b->position) - (a->position < b->position);
+}
+
+int64_t mtx_sort_rows(mtx_csr_t *m, cli_error_t *err)
+{
+    int64_t widest = 0, changed = 0;
+    for (int64_t i = 0; i < m->rows; i++)
+        if (m->row_ptr[i + 1] - m->row_ptr[i] > widest)
+            widest = m->row_ptr[i + 1] - m->row_ptr[i];
+    entry_key_t *keys = malloc((size_t)(widest > 0 ? widest : 1) * sizeof *keys);
+    float *values = malloc((size_t)(widest > 0 ? widest : 1) * sizeof *values);
+    if (keys == NULL || values == NULL) {
+        free(keys);
+        free(values);
+        cli_error_set(err, "out of host memory sorting a row of %" PRId64 " entries", widest);
+        return -1;
+    }
+    for (int64_t i = 0; i < m->rows; i++) {
+        const int64_t start = m->row_ptr[i], length = m->row_ptr[i + 1] - start;
+        int32_t *columns = m->col_idx + start;
+        bool sorted = true;
+        for (int64_t e = 1; e < length && sorted; e++)
+            sorted = columns[e - 1] <= columns[e];
+        if (sorted)
+            continue;
+        changed++;
+        for (int64_t e = 0; e < length; e++)
+            keys[e] = (entry_key_t){columns[e], (int32_t)e};
+        qsort(keys, (size_t)length, sizeof *keys, compare_entries);
+        for (int64_t e = 0; e < length; e++) {
+            columns[e] = keys[e].column;
+            if (m->values != NULL)
+                values[e] = m->values[start + keys[e].position];
+        }
+        if (m->values != NULL)
+            memcpy(m->values + start, values, (size_t)length * sizeof *values);
+    }
+    free(keys);
+    free(values);
+    return changed;
+}
+
 void mtx_csr_free(mtx_csr_t *m)
 {
     if (m == NULL)

@@ -41,6 +41,12 @@ int mtx_read_csr(const char *path, mtx_csr_t *out, cli_error_t *err);
  * Returns 0, or -1 with err set. */
 int mtx_write_csr(const char *path, const mtx_csr_t *m, cli_error_t *err);
 
+/* Puts each row's entries in column order, repeated columns keeping their
+ * order (cuSPARSE's CSR is sorted); values, when not NULL, move with their
+ * columns. Returns how many rows changed, or -1 with err set (out of host
+ * memory). */
+int64_t mtx_sort_rows(mtx_csr_t *m, cli_error_t *err);
+
 void mtx_csr_free(mtx_csr_t *m);
 
 #endif
