@@ -183,9 +183,10 @@ esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
  * the device: do a first call of each size before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes
  * a problem needs, and esmm_set_workspace(handle, ptr, bytes) makes calls use
- * it (ptr = NULL, bytes = 0 returns to the handle's own). A lent workspace is device memory on the CUDA backend and host memory on the
- * CPU backend, 256-byte aligned (cudaMalloc's is), and must stay valid while
- * work queued on it runs; a product that needs more than was lent returns
+ * it (ptr = NULL, bytes = 0 returns to the handle's own). A lent workspace is
+ * device memory on the CUDA backend and host memory on the CPU backend,
+ * 256-byte aligned (cudaMalloc's is), and must stay valid while work queued
+ * on it runs; a product that needs more than was lent returns
  * ESMM_STATUS_INVALID_VALUE.
  */
 size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k);
