@@ -9,3 +9,5 @@ esmm_add_test(test_stress_csr SOURCES test_stress_csr.c LIBS esmm_tools CUDA::cu
 target_compile_options(test_stress_csr PRIVATE -ffp-contract=off)
 add_test(NAME test_stress_csr_gpu COMMAND test_stress_csr cuda)
 set_tests_properties(test_stress_csr_gpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+add_test(NAME test_stress_csr_bad_mode COMMAND test_stress_csr gpu 10)
+set_tests_properties(test_stress_csr_bad_mode PROPERTIES PASS_REGULAR_EXPRESSION "usage: .*cpu\\|cuda")

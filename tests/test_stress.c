@@ -227,9 +227,12 @@ static int ordered_like_dense(int cuda, const char *kernel)
 
 int main(int argc, char **argv)
 {
-    const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
-    const int64_t problems = argc > 2 ? atoll(argv[2]) : 2000;
-    uint64_t rng = argc > 3 ? strtoull(argv[3], NULL, 0) : 0x57E55u;
+    stress_args_t args;
+    if (stress_parse_args(argc, argv, 2000, 2000, 0x57E55u, &args) != 0)
+        return 1;
+    const int cuda = args.cuda;
+    const int64_t problems = args.problems;
+    uint64_t rng = args.seed;
     if (cuda && !cuda_device_present("the GPU stress run"))
         return check_finish();
     runner_t r = {cuda, NULL, NULL, NULL, NULL, NULL};

@@ -716,13 +716,12 @@ static void stress_problem(const runner_t *r, uint64_t seed, int64_t index, tall
 
 int main(int argc, char **argv)
 {
-    if (argc > 1 && strcmp(argv[1], "cpu") != 0 && strcmp(argv[1], "cuda") != 0) {
-        fprintf(stderr, "usage: %s cpu|cuda [problems [seed]]\n", argv[0]);
+    stress_args_t args;
+    if (stress_parse_args(argc, argv, CPU_PROBLEMS, GPU_PROBLEMS, DEFAULT_SEED, &args) != 0)
         return 1;
-    }
-    const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
-    const int64_t problems = argc > 2 ? atoll(argv[2]) : cuda ? GPU_PROBLEMS : CPU_PROBLEMS;
-    const uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 0) : DEFAULT_SEED;
+    const int cuda = args.cuda;
+    const int64_t problems = args.problems;
+    const uint64_t seed = args.seed;
     if (cuda && !cuda_device_present("GPU CSR stress run"))
         return check_finish();
     runner_t r = {cuda, NULL, NULL};

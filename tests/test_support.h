@@ -5,8 +5,10 @@
 #ifndef ESMM_TEST_SUPPORT_H
 #define ESMM_TEST_SUPPORT_H
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -121,6 +123,41 @@ static inline int close_enough(float got, double want, double tol)
     if (isinf(want))
         return (double)got == want;
     return isfinite(got) && fabs((double)got - want) <= tol;
+}
+
+/* The command line of the stress tests: `cpu|cuda [problems [seed]]`.
+ * problems must be a positive integer and seed an integer (0x... allowed),
+ * both read whole; the defaults fill what is left out. Returns 0, or prints
+ * the usage and returns -1. */
+typedef struct {
+    int cuda;
+    int64_t problems;
+    uint64_t seed;
+} stress_args_t;
+
+static inline int stress_parse_args(int argc, char **argv, int64_t cpu_problems,
+                                    int64_t gpu_problems, uint64_t seed, stress_args_t *out)
+{
+    int ok = argc >= 2 && argc <= 4 &&
+             (strcmp(argv[1], "cpu") == 0 || strcmp(argv[1], "cuda") == 0);
+    out->cuda = ok && strcmp(argv[1], "cuda") == 0;
+    out->problems = out->cuda ? gpu_problems : cpu_problems;
+    out->seed = seed;
+    char *end = NULL;
+    if (ok && argc > 2) {
+        errno = 0;
+        const long long problems = strtoll(argv[2], &end, 10);
+        ok = errno == 0 && end != argv[2] && *end == '\0' && problems > 0;
+        out->problems = problems;
+    }
+    if (ok && argc > 3) {
+        errno = 0;
+        out->seed = strtoull(argv[3], &end, 0);
+        ok = errno == 0 && end != argv[3] && *end == '\0' && argv[3][0] != '-';
+    }
+    if (!ok)
+        fprintf(stderr, "usage: %s cpu|cuda [problems (> 0) [seed]]\n", argv[0]);
+    return ok ? 0 : -1;
 }
 
 #endif
