@@ -177,13 +177,17 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info);
 esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
 
 /*
- * Workspace (the operands' masks and, on CUDA for a product with few tiles of
- * C and a long k, which the kernels split along k, its partial sums): the
+ * Workspace (the operands' masks and, on CUDA, for a product with few tiles of
+ * C and a long k, which the kernels split along k, its partial sums, and for
+ * op(A) = A or op(B) = B^T a k-major copy of that operand, which the
+ * zero-skipping kernel reads instead of transposing it on the way in): the
  * handle owns one that grows on demand (a growth allocates and so synchronises
  * the device: do a first call of each size before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes
- * a problem needs, and esmm_set_workspace(handle, ptr, bytes) makes calls use
- * it (ptr = NULL, bytes = 0 returns to the handle's own). A lent workspace is
+ * a problem needs at most (the CUDA backend's need for the ops that need the
+ * most; the CPU backend needs less), and esmm_set_workspace(handle, ptr,
+ * bytes) makes calls use it (ptr = NULL, bytes = 0 returns to the handle's
+ * own). A lent workspace is
  * device memory on the CUDA backend and host memory on the CPU backend,
  * 256-byte aligned (cudaMalloc's is), and must stay valid while work queued
  * on it runs; a product that needs more than was lent returns

@@ -42,6 +42,11 @@ static const shape_t shapes[] = {
     {1000, 777, 2049, 1, 1}, /* odd everything, misaligned rows and bases */
     {4096, 4096, 256, 0, 0},
     {300, 20, 3001, 1, 1}, /* few C tiles, long k: split-K, a partial last split */
+    /* C's other side past the copy threshold (esmm_wide_read): the skipping
+     * kernel reads a k-major copy of op(A) = A (swapped) or op(B) = B^T
+     * (normal) with padded rows, split along k. */
+    {37, 1777, 2051, 1, 1},
+    {1777, 37, 2051, 1, 1},
 };
 
 typedef struct {
@@ -315,8 +320,8 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     memset(&info, 0, sizeof info);
     const esmm_status_t st = esmm_get_last_info(h, &info);
     esmm_plan_stats_t plan = p->steps;
-    esmm_plan_decide(&plan, p->m, p->n, p->k, esmm_plan_normal_slow(p->op_a, p->op_b),
-                     esmm_plan_swapped_slow(p->op_a, p->op_b));
+    esmm_plan_decide(&plan, p->m, p->n, p->k, esmm_plan_normal_wide(p->m, p->op_b),
+                     esmm_plan_swapped_wide(p->n, p->op_a));
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
     CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
               fabs(info.density_b - p->density_b) <= STAT_TOL,

@@ -278,7 +278,8 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
                                 esmm_pattern_t pattern_b)
 {
     const int cuda = handle->backend == ESMM_BACKEND_CUDA;
-    const esmm_workspace_layout_t layout = esmm_workspace_layout(p->m, p->n, p->k, cuda);
+    const esmm_workspace_layout_t layout =
+        esmm_workspace_layout(p->m, p->n, p->k, p->op_a, p->op_b, cuda);
     esmm_status_t st = esmm_workspace_reserve(handle, layout.total);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
@@ -303,7 +304,11 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
             return st;
         /* Planned, both kernels are queued; the plan on the device lets one run. */
         const int planned = request->kind != RUN_SKIP;
-        st = esmm_cuda_run_skip(p, &masks, skip, stats, planned, partials, handle->stream);
+        float *wide_copy = layout.wide_copy_bytes > 0
+                               ? (float *)((uint8_t *)handle->workspace + layout.wide_copy)
+                               : NULL;
+        st = esmm_cuda_run_skip(p, &masks, skip, stats, planned, partials, wide_copy,
+                                handle->stream);
         if (st == ESMM_STATUS_SUCCESS && planned)
             st = esmm_cuda_run_dense_gated(p, stats, partials, handle->stream);
         if (st == ESMM_STATUS_SUCCESS)

@@ -43,13 +43,18 @@ struct esmm_operand_pattern {
 };
 
 /* Where each piece of a product's workspace lives (byte offsets): the plan's
- * statistics, both operands' masks and, with cuda set and when the product
- * splits k, its partial sums (esmm_split_bytes). */
+ * statistics, both operands' masks and, with cuda set, the partial sums when
+ * the product splits k (esmm_split_bytes) and the k-major copy of the
+ * skipping kernel's wide operand when that runs along k
+ * (esmm_wide_copy_floats; wide_copy_bytes 0 when neither orientation needs it). */
 typedef struct {
-    size_t stats, a_bits, a_nonfinite, b_bits, b_nonfinite, partials, total;
+    size_t stats, a_bits, a_nonfinite, b_bits, b_nonfinite, partials, wide_copy;
+    size_t wide_copy_bytes, total;
 } esmm_workspace_layout_t;
 
-esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k, int cuda);
+esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k,
+                                              esmm_operation_t op_a, esmm_operation_t op_b,
+                                              int cuda);
 
 /* Makes the handle's workspace at least `bytes` long (allocating, and on CUDA
  * synchronising the device, only when it grows). */

@@ -10,14 +10,17 @@ static size_t align_up(size_t x)
     return (x + 255) & ~(size_t)255;
 }
 
-esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k, int cuda)
+esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k,
+                                              esmm_operation_t op_a, esmm_operation_t op_b,
+                                              int cuda)
 {
-    esmm_workspace_layout_t layout = {0, 0, 0, 0, 0, 0, SIZE_MAX};
+    const esmm_workspace_layout_t failed = {.total = SIZE_MAX};
+    esmm_workspace_layout_t layout = {0};
     const int64_t kblocks = esmm_pattern_kblocks(k);
     const int64_t strips_a = esmm_pattern_strips(m), strips_b = esmm_pattern_strips(n);
     if (kblocks > 0 && (strips_a > (int64_t)(SIZE_MAX / 8) / kblocks ||
                         strips_b > (int64_t)(SIZE_MAX / 8) / kblocks))
-        return layout; /* cannot be allocated: SIZE_MAX makes the reservation fail */
+        return failed; /* cannot be allocated: SIZE_MAX makes the reservation fail */
     const size_t a = align_up((size_t)(strips_a * kblocks));
     const size_t b = align_up((size_t)(strips_b * kblocks));
     layout.stats = 0;
@@ -27,9 +30,19 @@ esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k, i
     layout.b_nonfinite = layout.b_bits + b;
     layout.partials = layout.b_nonfinite + b;
     const size_t partials = cuda ? esmm_split_bytes(m, n, k) : 0;
-    if (partials > SIZE_MAX / 2 - layout.partials)
-        return (esmm_workspace_layout_t){0, 0, 0, 0, 0, 0, SIZE_MAX};
-    layout.total = layout.partials + align_up(partials);
+    if (partials > SIZE_MAX / 4 - layout.partials)
+        return failed;
+    layout.wide_copy = layout.partials + align_up(partials);
+    if (cuda) {
+        const int64_t rows = m > n ? m : n;
+        if (k > 0 && esmm_wide_copy_ld(rows) > (int64_t)(SIZE_MAX / 4 / sizeof(float)) / k)
+            return failed;
+        layout.wide_copy_bytes =
+            (size_t)esmm_wide_copy_floats(m, n, k, op_a, op_b) * sizeof(float);
+    }
+    if (layout.wide_copy_bytes > SIZE_MAX / 4 - layout.wide_copy)
+        return failed;
+    layout.total = layout.wide_copy + align_up(layout.wide_copy_bytes);
     return layout;
 }
 
@@ -37,7 +50,8 @@ size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k)
 {
     if (m < 0 || n < 0 || k < 0)
         return 0;
-    return esmm_workspace_layout(m, n, k, 1).total; /* the larger, CUDA's */
+    /* The larger, CUDA's, for the op pair that copies the larger operand. */
+    return esmm_workspace_layout(m, n, k, ESMM_OP_N, ESMM_OP_T, 1).total;
 }
 
 void esmm_workspace_release(esmm_handle_t handle)

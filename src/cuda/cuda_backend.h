@@ -131,14 +131,22 @@ typedef enum {
     ESMM_PLAN_SKIP_SWAPPED = 2 /* skipping kernel on C^T, B's strips leading */
 } esmm_plan_decision_t;
 
-/* The skipping kernel runs when its steps, weighted by how fast its copy
- * layouts are (ESMM_PLAN_SLOW_LAYOUT when the 256-wide operand must be
- * transposed on the way in: measured 1.3x slower), are at most this fraction
- * of a dense pass. At full density it runs at 0.78x the dense kernel's speed;
- * measured at 4096^3: 0.65 of the steps with the slow layout (B-only 0.5)
- * runs 1.17x faster than dense, 0.62 with the fast one (both 0.625) 5% slower. */
+/* The skipping kernel runs when its steps, weighted by how its wide (B-place)
+ * operand is read, are at most this fraction of a dense pass. At full density
+ * it runs at 0.78x the dense kernel's speed; measured at 4096^3: 0.65 of the
+ * steps with the operand transposed on the way in (B-only 0.5) ran 1.17x
+ * faster than dense, 0.62 read directly (both 0.625) 5% slower. */
 #define ESMM_PLAN_SKIP_BELOW 0.65
-#define ESMM_PLAN_SLOW_LAYOUT 1.3
+/* How the wide operand is read when its rows run along k: transposed on the
+ * way in, 4 bytes at a time (steps cost ESMM_PLAN_TRANSPOSED_IN times more),
+ * or from a k-major copy made first. The copy moves 8 bytes per element of an
+ * r x k operand where the dense pass does 2 r c k flops (c: C's other side),
+ * so it costs ESMM_PLAN_COPY_COST / c of a dense pass (measured on the H100 at
+ * 4096^3: 61 us, 2.1%); it is made when that is at most
+ * ESMM_PLAN_COPY_AT_MOST, so small products keep to one kernel. */
+#define ESMM_PLAN_TRANSPOSED_IN 1.3
+#define ESMM_PLAN_COPY_COST 88.0
+#define ESMM_PLAN_COPY_AT_MOST 0.05
 #define ESMM_PLAN_TILE_STRIPS 8 /* B strips (256 columns) per CTA of the skipping kernel */
 
 #ifdef __CUDACC__
@@ -147,43 +155,86 @@ typedef enum {
 #define ESMM_HOST_DEVICE
 #endif
 
-/* Fills decision and orientation from complete statistics: normal_slow /
- * swapped_slow say whether that orientation's wide operand is transposed on
- * the way in. */
+/* How an orientation of the skipping kernel reads its wide operand. */
+typedef enum {
+    ESMM_WIDE_DIRECT = 0,     /* rows along m/n: 16-byte copies */
+    ESMM_WIDE_TRANSPOSED = 1, /* rows along k, transposed on the way in */
+    ESMM_WIDE_COPIED = 2      /* rows along k, copied k-major first */
+} esmm_wide_read_t;
+
+/* The read of a wide operand whose rows run along k when k_rows, for a C
+ * whose other side is `other`. */
+static inline ESMM_HOST_DEVICE int esmm_wide_read(int k_rows, int64_t other)
+{
+    if (!k_rows)
+        return ESMM_WIDE_DIRECT;
+    return ESMM_PLAN_COPY_COST <= ESMM_PLAN_COPY_AT_MOST * (double)other ? ESMM_WIDE_COPIED
+                                                                         : ESMM_WIDE_TRANSPOSED;
+}
+
+/* The wide operand of each orientation: op(B) (normal, its rows run along k
+ * for op(B) = B^T) and op(A)^T (swapped, for op(A) = A). */
+static inline ESMM_HOST_DEVICE int esmm_plan_normal_wide(int64_t m, esmm_operation_t op_b)
+{
+    return esmm_wide_read(op_b == ESMM_OP_T, m);
+}
+
+static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operation_t op_a)
+{
+    return esmm_wide_read(op_a == ESMM_OP_N, n);
+}
+
+/* An orientation's cost as a fraction of a dense pass: its steps out of
+ * `all`, weighted by how its wide operand is read (wide, esmm_wide_read_t),
+ * whose copy serves C's other side `other`. */
+static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, double all,
+                                                     int wide, int64_t other)
+{
+    const double share = (double)steps / all;
+    if (wide == ESMM_WIDE_TRANSPOSED)
+        return share * ESMM_PLAN_TRANSPOSED_IN;
+    return wide == ESMM_WIDE_COPIED ? share + ESMM_PLAN_COPY_COST / (double)other : share;
+}
+
+/* Fills decision and orientation from complete statistics: normal_wide /
+ * swapped_wide say how that orientation reads its wide operand
+ * (esmm_plan_normal_wide, esmm_plan_swapped_wide). */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
-                                                     int64_t n, int64_t k, int normal_slow,
-                                                     int swapped_slow)
+                                                     int64_t n, int64_t k, int normal_wide,
+                                                     int swapped_wide)
 {
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
                                     (32 * ESMM_PLAN_TILE_STRIPS));
     const double tiles_b = (double)((n + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
                                     (32 * ESMM_PLAN_TILE_STRIPS));
-    const double cost_normal = (double)s->steps_normal / (strips_a * tiles_b * (double)k) *
-                               (normal_slow ? ESMM_PLAN_SLOW_LAYOUT : 1.0);
-    const double cost_swapped = (double)s->steps_swapped / (strips_b * tiles_a * (double)k) *
-                                (swapped_slow ? ESMM_PLAN_SLOW_LAYOUT : 1.0);
+    const double cost_normal =
+        esmm_plan_cost(s->steps_normal, strips_a * tiles_b * (double)k, normal_wide, m);
+    const double cost_swapped =
+        esmm_plan_cost(s->steps_swapped, strips_b * tiles_a * (double)k, swapped_wide, n);
     const int normal = cost_normal <= cost_swapped;
     s->orientation = normal ? ESMM_PLAN_SKIP_NORMAL : ESMM_PLAN_SKIP_SWAPPED;
     s->decision = (normal ? cost_normal : cost_swapped) > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE
                                                                                : s->orientation;
 }
 
-/* Whether the skipping kernel's copy layout is slow in each orientation:
- * the wide (B-place) operand is transposed on the way in when it is op(B) = B^T
- * (normal) or, swapped, op(A) = A. */
-static inline ESMM_HOST_DEVICE int esmm_plan_normal_slow(esmm_operation_t op_a,
-                                                         esmm_operation_t op_b)
+/* Row length (floats) of the k-major copy of an operand with `rows` rows
+ * along m or n: a multiple of 4, so the kernel copies 16-byte chunks. */
+static inline ESMM_HOST_DEVICE int64_t esmm_wide_copy_ld(int64_t rows)
 {
-    (void)op_a;
-    return op_b == ESMM_OP_T;
+    return (rows + 3) / 4 * 4;
 }
 
-static inline ESMM_HOST_DEVICE int esmm_plan_swapped_slow(esmm_operation_t op_a,
-                                                          esmm_operation_t op_b)
+/* Floats of workspace the k-major copy needs for a product (0: neither
+ * orientation copies); one buffer serves both, as only one runs. */
+static inline int64_t esmm_wide_copy_floats(int64_t m, int64_t n, int64_t k,
+                                            esmm_operation_t op_a, esmm_operation_t op_b)
 {
-    (void)op_b;
-    return op_a == ESMM_OP_N;
+    const int64_t normal =
+        esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? esmm_wide_copy_ld(n) * k : 0;
+    const int64_t swapped =
+        esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ? esmm_wide_copy_ld(m) * k : 0;
+    return normal > swapped ? normal : swapped;
 }
 
 /* Fills *stats (device memory) from the masks, decision included (op_a and
@@ -197,10 +248,11 @@ esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, in
  * only if the plan selects skipping, and esmm_cuda_run_dense_gated runs the
  * dense kernel only if it does not, so both are queued without the host
  * reading the plan. A product that splits k writes its sums to partials;
- * esmm_cuda_finish_splits then completes C. */
+ * esmm_cuda_finish_splits then completes C. wide_copy (esmm_wide_copy_floats
+ * floats, or NULL) receives the k-major copy of the wide operand. */
 esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p, const esmm_masks_t *masks,
                                  esmm_skip_by_t skip, const esmm_plan_stats_t *plan,
-                                 int planned, float *partials, void *stream);
+                                 int planned, float *partials, float *wide_copy, void *stream);
 esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
                                         const esmm_plan_stats_t *gate, float *partials,
                                         void *stream);

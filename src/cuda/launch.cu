@@ -184,10 +184,10 @@ extern "C" esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, in
 extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,
                                             const esmm_masks_t *masks, esmm_skip_by_t skip,
                                             const esmm_plan_stats_t *plan, int planned,
-                                            float *partials, void *stream)
+                                            float *partials, float *wide_copy, void *stream)
 {
     return status_from(launch_skip_gemm(*p, *masks, skip, plan, planned != 0, partials,
-                                        static_cast<cudaStream_t>(stream)));
+                                        wide_copy, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,

@@ -72,8 +72,8 @@ __device__ void add_block_total(unsigned long long value, unsigned long long *ta
 }
 
 __global__ void __launch_bounds__(THREADS)
-    plan_kernel(esmm_masks_t masks, int64_t m, int64_t n, int64_t k, int skip, int normal_slow,
-                int swapped_slow, esmm_plan_stats_t *stats)
+    plan_kernel(esmm_masks_t masks, int64_t m, int64_t n, int64_t k, int skip,
+                int normal_wide, int swapped_wide, esmm_plan_stats_t *stats)
 {
     __shared__ bit_counts count_a, count_b;
     __shared__ bool last_block;
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(THREADS)
         esmm_plan_stats_t totals = {};
         totals.steps_normal = atomicAdd(&stats->steps_normal, 0ull);
         totals.steps_swapped = atomicAdd(&stats->steps_swapped, 0ull);
-        esmm_plan_decide(&totals, m, n, k, normal_slow, swapped_slow);
+        esmm_plan_decide(&totals, m, n, k, normal_wide, swapped_wide);
         stats->decision = totals.decision;
         stats->orientation = totals.orientation;
     }
@@ -140,7 +140,7 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
     plan_kernel<<<(unsigned)blocks, THREADS, 0, stream>>>(
-        masks, m, n, k, (int)skip, esmm_plan_normal_slow(op_a, op_b),
-        esmm_plan_swapped_slow(op_a, op_b), stats);
+        masks, m, n, k, (int)skip, esmm_plan_normal_wide(m, op_b),
+        esmm_plan_swapped_wide(n, op_a), stats);
     return cudaGetLastError();
 }

@@ -21,6 +21,7 @@
 #include "cuda/dense/pipelined_tile.cuh"
 #include "cuda/sparse/plan_gate.cuh"
 #include "cuda/sparse/skip_gemm.cuh"
+#include "cuda/sparse/transpose_operand.cuh"
 
 namespace {
 
@@ -263,20 +264,41 @@ struct skip_launch {
 
 } // namespace
 
+// Runs one orientation's problem q. When q's wide operand (op(B) = B^T) runs
+// along k and the plan's rule copies it (wide), its k-major copy is made
+// first, behind the same gate, and the kernel reads that instead.
+static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, int wide,
+                                      skip_launch &launch, float *wide_copy)
+{
+    if (wide == ESMM_WIDE_COPIED && wide_copy != nullptr) {
+        const cudaError_t err = launch_transpose_operand(q.b, q.ldb, q.n, q.k, wide_copy,
+                                                         launch.gate, launch.stream);
+        if (err != cudaSuccess)
+            return err;
+        q.b = wide_copy;
+        q.ldb = esmm_wide_copy_ld(q.n);
+        q.op_b = ESMM_OP_N;
+    }
+    return transposed_c ? dispatch_operand_layouts<true>(q, launch)
+                        : dispatch_operand_layouts<false>(q, launch);
+}
+
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
                              esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
-                             float *partials, cudaStream_t stream)
+                             float *partials, float *wide_copy, cudaStream_t stream)
 {
     if (p.k > 0x7fffffffLL - 8)
         return cudaErrorInvalidValue; // the list holds k as int
     // Skipping by one operand puts it in A's place; skipping by both queues
-    // both orientations and the plan on the device lets one run.
+    // both orientations and the plan on the device lets one run (so one
+    // wide_copy serves both).
     const bool both = skip == ESMM_SKIP_BY_BOTH;
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
         const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_NORMAL : 0};
         skip_launch launch = {masks, (int)skip, gate, partials, stream};
-        err = dispatch_operand_layouts<false>(p, launch);
+        err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_b), launch,
+                                 wide_copy);
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
         const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_SWAPPED : 0};
@@ -284,7 +306,8 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
         skip_launch launch = {swapped, by, gate, partials, stream};
-        err = dispatch_operand_layouts<true>(transposed_problem(p), launch);
+        err = launch_orientation(transposed_problem(p), true, esmm_plan_swapped_wide(p.n, p.op_a),
+                                 launch, wide_copy);
     }
     return err;
 }

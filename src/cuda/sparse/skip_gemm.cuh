@@ -11,7 +11,9 @@ extern "C" {
 // statistics (device memory, always needed when skipping by both operands:
 // it picks the orientation); with planned, it runs only if the plan selects
 // skipping. k must be below 2^31 - 8. It splits k as the dense kernel does
-// (esmm_k_split), into partials.
+// (esmm_k_split), into partials. wide_copy (esmm_wide_copy_floats floats, or
+// nullptr to read the operands as they are) holds the k-major copy of the
+// operand in B's place when that runs along k.
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
                              esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
-                             float *partials, cudaStream_t stream);
+                             float *partials, float *wide_copy, cudaStream_t stream);
