@@ -182,7 +182,7 @@ esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
  * op(A) = A or op(B) = B^T a k-major copy of that operand, which the
  * zero-skipping kernel reads instead of transposing it on the way in): the
  * handle owns one that grows on demand (a growth allocates and so synchronises
- * the device: do a first call of each size before capturing a CUDA graph).
+ * the device: do a first call of each size and ops before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes
  * a problem needs at most (the CUDA backend's need for the ops that need the
  * most; the CPU backend needs less), and esmm_set_workspace(handle, ptr,
