@@ -68,6 +68,44 @@ __device__ __forceinline__ void cp_async_4_zfill(float *dst, const float *src, b
                  "r"(valid ? 4 : 0));
 }
 
+// Predicated forms for gathered rows: nothing is copied (and the stage keeps
+// what it held) when copy is false. The _zfill_if forms copy `bytes`
+// (0..16 / 0..4) and zero-fill the rest; a plain form saves the instructions
+// that shift the source address for the fill.
+#define ESMM_CP_ASYNC_IF(cache, size, extra)                                                       \
+    "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p cp.async." cache                              \
+    ".shared.global [%0], [%1], " size extra ";\n}\n"
+
+__device__ __forceinline__ void cp_async_16_if(float *dst, const float *src, bool copy)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile(ESMM_CP_ASYNC_IF("cg", "16", "") ::"r"(d), "l"(src), "r"((int)copy));
+}
+
+__device__ __forceinline__ void cp_async_16_zfill_if(float *dst, const float *src, int bytes,
+                                                     bool copy)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile(ESMM_CP_ASYNC_IF("cg", "16", ", %3") ::"r"(d), "l"(src), "r"((int)copy),
+                 "r"(bytes));
+}
+
+__device__ __forceinline__ void cp_async_4_if(float *dst, const float *src, bool copy)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile(ESMM_CP_ASYNC_IF("ca", "4", "") ::"r"(d), "l"(src), "r"((int)copy));
+}
+
+__device__ __forceinline__ void cp_async_4_zfill_if(float *dst, const float *src, int bytes,
+                                                    bool copy)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile(ESMM_CP_ASYNC_IF("ca", "4", ", %3") ::"r"(d), "l"(src), "r"((int)copy),
+                 "r"(bytes));
+}
+
+#undef ESMM_CP_ASYNC_IF
+
 __device__ __forceinline__ void cp_async_commit()
 {
     asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -298,21 +336,24 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
             }
     }
 
-    // Copies the k listed in list[0..count) (entries past count read as zero),
-    // with the same lane mapping as issue (a lane-per-row mapping was measured
-    // 1.2-2.5x slower: each instruction then touches 32 sectors).
-    __device__ __forceinline__ void issue_list(float *stage, const int *list, int count,
-                                               int64_t) const
+    // Copies the listed k of entries 0 .. count-1 of a stage, row_offset(e)
+    // being entry e's k (an element offset along the stored row; it is read
+    // for every entry of the stage, but used only below count); entries
+    // past count keep what the stage held, as nothing reads them. Same lane
+    // mapping as issue (a lane-per-row mapping was measured 1.2-2.5x slower:
+    // each instruction then touches 32 sectors).
+    template <class RowOffset>
+    __device__ __forceinline__ void issue_list(float *stage, int count, RowOffset row_offset) const
     {
 #pragma unroll
         for (int kg = 0; kg < K_GROUPS; ++kg) {
             const int entry = kg * 8 + k_lane;
             const bool ok = entry < count;
-            const int kk = ok ? list[entry] : 0;
+            const int64_t kk = row_offset(entry);
 #pragma unroll
             for (int r = 0; r < ROW_GROUPS; ++r)
-                cp_async_4_zfill(stage + smem_offset + kg * 8 * ROW + r * cfg::WARPS * 4,
-                                 row[r] - k_lane + kk, ok);
+                cp_async_4_if(stage + smem_offset + kg * 8 * ROW + r * cfg::WARPS * 4,
+                              row[r] - k_lane + kk, ok);
         }
     }
 };
@@ -326,8 +367,9 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     static constexpr int ITERS = cfg::BK / ROWS_PER_PASS;
     static_assert(ITERS * ROWS_PER_PASS == cfg::BK, "loader covers the tile exactly");
 
-    const float *chunk; // row k_row of k-tile 0 at this thread's 4 columns, clamped inside
-    int valid;          // columns of the chunk inside the matrix (0..4)
+    const float *column; // row 0 at this thread's 4 columns, clamped inside
+    const float *chunk;  // row k_row of k-tile 0 there
+    int valid;           // columns of the chunk inside the matrix (0..4)
     int k_row;
     int smem_offset;
 
@@ -339,7 +381,8 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
         const int64_t col = mn0 + chunk_index * 4;
         const int64_t left = mn - col;
         valid = left <= 0 ? 0 : (left >= 4 ? 4 : (int)left);
-        chunk = x + (int64_t)k_row * ld + (left > 0 ? col : mn - 1);
+        column = x + (left > 0 ? col : mn - 1);
+        chunk = column + (int64_t)k_row * ld;
     }
 
     template <bool CHECK_K>
@@ -364,23 +407,38 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
         }
     }
 
-    // Copies the k listed in list[0..count) (entries past count read as zero).
-    __device__ __forceinline__ void issue_list(float *stage, const int *list, int count,
-                                               int64_t ld) const
+    // Copies the listed rows of entries 0 .. count-1 of a stage, row_offset(e)
+    // being the element offset of entry e's row (k * ld; read for every entry
+    // of the stage, used only below count); entries past count keep what the
+    // stage held, as nothing reads them.
+    template <class RowOffset>
+    __device__ __forceinline__ void issue_list(float *stage, int count, RowOffset row_offset) const
     {
-        const float *row0 = chunk - (int64_t)k_row * ld;
+        // Chunks wholly inside the matrix (all but the last tile column's)
+        // copy without the zero fill.
+        if (LAYOUT == tile_layout::MN_VECTOR && valid == 4)
+            copy_listed<true>(stage, count, row_offset);
+        else
+            copy_listed<false>(stage, count, row_offset);
+    }
+
+    template <bool WHOLE, class RowOffset>
+    __device__ __forceinline__ void copy_listed(float *stage, int count, RowOffset row_offset) const
+    {
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
             const int entry = k_row + i * ROWS_PER_PASS;
             const bool ok = entry < count;
-            const float *src = row0 + (int64_t)(ok ? list[entry] : 0) * ld;
+            const float *src = column + row_offset(entry);
             float *dst = stage + smem_offset + i * ROWS_PER_PASS * ROW;
-            if (LAYOUT == tile_layout::MN_VECTOR) {
-                cp_async_16_zfill(dst, src, ok ? valid * 4 : 0);
+            if (WHOLE) {
+                cp_async_16_if(dst, src, ok);
+            } else if (LAYOUT == tile_layout::MN_VECTOR) {
+                cp_async_16_zfill_if(dst, src, valid * 4, ok);
             } else {
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
-                    cp_async_4_zfill(dst + j, ok && j < valid ? src + j : src, ok && j < valid);
+                    cp_async_4_zfill_if(dst + j, j < valid ? src + j : src, j < valid ? 4 : 0, ok);
             }
         }
     }

@@ -39,8 +39,10 @@ struct skip_config {
     // One k-block (8 k) per thread per segment.
     static constexpr int SEGMENT_KBLOCKS = THREADS;
     static constexpr int LIST_CAPACITY = SEGMENT_KBLOCKS * 8;
-    static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float) +
-                                      LIST_CAPACITY * (int)(sizeof(int) + sizeof(uint8_t));
+    // Per listed k: its B row's element offset, k, and the B strips that need it.
+    static constexpr int SMEM_BYTES =
+        STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float) +
+        LIST_CAPACITY * (int)(sizeof(int64_t) + sizeof(int) + sizeof(uint8_t));
     static constexpr int CTAS_PER_SM = 3;
     static_assert(BK <= 32, "a stage's needs fit one ballot");
     static_assert(B_STRIPS <= 8, "a listed k's needs fit one byte");
@@ -52,15 +54,21 @@ struct skip_config {
 struct strip_bytes {
     unsigned bits = 0, nonfinite = 0;
 
-    // Strip s's byte of k-block kb lies at (strip0 + s) * stride + kb.
+    // Strip s's byte of k-block kb lies at (strip0 + s) * stride + kb. The
+    // COUNT strips load independently, all in flight together.
+    template <int COUNT>
     __device__ void load(const uint8_t *bits_in, const uint8_t *nonfinite_in, int64_t strip0,
-                         int count, int64_t strips, int64_t kb, int64_t stride, unsigned existing,
+                         int64_t strips, int64_t kb, int64_t stride, unsigned existing,
                          bool skipped_by)
     {
-        for (int s = 0; s < count && strip0 + s < strips; ++s) {
-            const int64_t at = (strip0 + s) * stride + kb;
-            bits |= (skipped_by ? (unsigned)bits_in[at] : existing) << (8 * s);
-            nonfinite |= (unsigned)nonfinite_in[at] << (8 * s);
+        const int64_t first = strip0 * stride + kb;
+#pragma unroll
+        for (int s = 0; s < COUNT; ++s) {
+            if (strip0 + s < strips) {
+                const int64_t at = first + s * stride;
+                bits |= (skipped_by ? (unsigned)bits_in[at] : existing) << (8 * s);
+                nonfinite |= (unsigned)nonfinite_in[at] << (8 * s);
+            }
         }
     }
 
@@ -69,15 +77,16 @@ struct strip_bytes {
 };
 
 // Lists, for the k-blocks kb0 .. kb0 + SEGMENT_KBLOCKS - 1 (of kblocks), the
-// k the tile needs, ascending, each with the set of B strips that need it,
-// and returns how many. The masks' rows are `stride` k-blocks long (the whole
+// k the tile needs, ascending, each with the set of B strips that need it and
+// its B row's element offset (k * b_row_stride, made once here rather than by
+// every thread that copies a piece of the row), and returns how many. The masks' rows are `stride` k-blocks long (the whole
 // product's; a split's masks start at its first k-block). A strip pair may
 // skip k only if A's strip is zero there and B's strip finite, or B's strip
 // zero and A's strip finite (DESIGN.md, Exactness).
 __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t strips_a,
                              int64_t strip_b0, int64_t strips_b, int64_t kb0, int64_t kblocks,
-                             int64_t stride, int64_t k, int skip, int *list, uint8_t *needs,
-                             int *warp_totals)
+                             int64_t stride, int64_t k, int skip, int64_t b_row_stride,
+                             int *list, int64_t *b_offsets, uint8_t *needs, int *warp_totals)
 {
     using cfg = skip_config;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -91,12 +100,12 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
     if (kb < kblocks) {
         const int64_t left = k - kb * 8;
         const unsigned existing = left >= 8 ? 0xffu : (1u << left) - 1u;
-        a.load(masks.a_bits, masks.a_nonfinite, strip_a, 1, strips_a, kb, stride, existing,
-               skip & ESMM_SKIP_BY_A);
-        b_lo.load(masks.b_bits, masks.b_nonfinite, strip_b0, 4, strips_b, kb, stride, existing,
-                  skip & ESMM_SKIP_BY_B);
-        b_hi.load(masks.b_bits, masks.b_nonfinite, strip_b0 + 4, 4, strips_b, kb, stride,
-                  existing, skip & ESMM_SKIP_BY_B);
+        a.load<1>(masks.a_bits, masks.a_nonfinite, strip_a, strips_a, kb, stride, existing,
+                  skip & ESMM_SKIP_BY_A);
+        b_lo.load<4>(masks.b_bits, masks.b_nonfinite, strip_b0, strips_b, kb, stride, existing,
+                     skip & ESMM_SKIP_BY_B);
+        b_hi.load<4>(masks.b_bits, masks.b_nonfinite, strip_b0 + 4, strips_b, kb, stride,
+                     existing, skip & ESMM_SKIP_BY_B);
 #pragma unroll
         for (int t = 0; t < cfg::B_STRIPS; ++t) {
             const strip_bytes &b = t < 4 ? b_lo : b_hi;
@@ -135,6 +144,7 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
         for (int t = 0; t < cfg::B_STRIPS; ++t)
             need |= ((need_by_strip[t] >> i) & 1u) << t;
         list[at] = (int)(kb * 8 + i);
+        b_offsets[at] = (kb * 8 + i) * b_row_stride;
         needs[at] = (uint8_t)need;
         ++at;
     }
@@ -159,18 +169,26 @@ __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<skip_config
         return;
     }
     // One entry ahead: the next entry's fragments load while this one's
-    // products run.
+    // products run. Two fragment sets take turns, so none is copied.
+    auto load_next = [&]() {
+        const int e = __ffs(todo) - 1;
+        todo &= todo - 1;
+        return acc.load(a_stage + e * cfg::A_ROW, b_stage + e * cfg::B_ROW);
+    };
     if (todo == 0)
         return;
-    int e = __ffs(todo) - 1;
-    auto f = acc.load(a_stage + e * cfg::A_ROW, b_stage + e * cfg::B_ROW);
-    for (todo &= todo - 1; todo; todo &= todo - 1) {
-        e = __ffs(todo) - 1;
-        const auto next = acc.load(a_stage + e * cfg::A_ROW, b_stage + e * cfg::B_ROW);
-        acc.multiply(f);
-        f = next;
+    auto even = load_next();
+    while (todo) {
+        const auto odd = load_next();
+        acc.multiply(even);
+        if (todo == 0) {
+            acc.multiply(odd);
+            return;
+        }
+        even = load_next();
+        acc.multiply(odd);
     }
-    acc.multiply(f);
+    acc.multiply(even);
 }
 
 template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C, bool SPLIT>
@@ -190,7 +208,8 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;
     float *b_smem = smem + cfg::STAGES * cfg::A_STAGE;
-    int *list = reinterpret_cast<int *>(b_smem + cfg::STAGES * cfg::B_STAGE);
+    int64_t *b_offsets = reinterpret_cast<int64_t *>(b_smem + cfg::STAGES * cfg::B_STAGE);
+    int *list = reinterpret_cast<int *>(b_offsets + cfg::LIST_CAPACITY);
     uint8_t *needs = reinterpret_cast<uint8_t *>(list + cfg::LIST_CAPACITY);
     __shared__ int warp_totals[cfg::WARPS];
 
@@ -203,20 +222,28 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     // The B strips of this warp's columns (accumulator quadrants are BN / 2 apart).
     const int warp = threadIdx.x / 32;
     const unsigned mine = (1u << warp) | (1u << (warp + cfg::B_STRIPS / 2));
+    // Listed k step along op(B)'s stored rows by ldb, or along one row.
+    const int64_t b_row_stride = B_LAYOUT == tile_layout::K_CONTIG ? 1 : p.ldb;
 
     warp_tile_accumulator<cfg> acc;
     for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
         const int listed = list_needed_k(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
                                          (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
-                                         list, needs, warp_totals);
+                                         b_row_stride, list, b_offsets, needs, warp_totals);
         const int stages = (listed + cfg::BK - 1) / cfg::BK;
         auto issue = [&](int s) {
             if (s < stages) {
                 const int stage = s % cfg::STAGES;
-                a_load.issue_list(a_smem + stage * cfg::A_STAGE, list + s * cfg::BK,
-                                  listed - s * cfg::BK, p.lda);
-                b_load.issue_list(b_smem + stage * cfg::B_STAGE, list + s * cfg::BK,
-                                  listed - s * cfg::BK, p.ldb);
+                const int *k_of = list + s * cfg::BK;
+                const int64_t *b_offset_of = b_offsets + s * cfg::BK;
+                a_load.issue_list(a_smem + stage * cfg::A_STAGE, listed - s * cfg::BK,
+                                  [&](int e) -> int64_t {
+                                      return A_LAYOUT == tile_layout::K_CONTIG
+                                                 ? k_of[e]
+                                                 : (int64_t)k_of[e] * p.lda;
+                                  });
+                b_load.issue_list(b_smem + stage * cfg::B_STAGE, listed - s * cfg::BK,
+                                  [&](int e) { return b_offset_of[e]; });
             }
             cp_async_commit();
         };
