@@ -39,10 +39,12 @@ struct skip_config {
     // One k-block (8 k) per thread per segment.
     static constexpr int SEGMENT_KBLOCKS = THREADS;
     static constexpr int LIST_CAPACITY = SEGMENT_KBLOCKS * 8;
-    // Per listed k: its B row's element offset, k, and the B strips that need it.
-    static constexpr int SMEM_BYTES =
-        STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float) +
-        LIST_CAPACITY * (int)(sizeof(int64_t) + sizeof(int) + sizeof(uint8_t));
+    // Three CTAs fit an SM with the 196 KB shared-memory carveout, which
+    // leaves the L1 cache room for the 4-byte gathers of a k-contiguous A
+    // (measured: a 70 KB CTA, needing the 228 KB carveout, ran d = 0.125
+    // 6% slower).
+    static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float) +
+                                      LIST_CAPACITY * (int)(sizeof(int) + sizeof(uint8_t));
     static constexpr int CTAS_PER_SM = 3;
     static_assert(BK <= 32, "a stage's needs fit one ballot");
     static_assert(B_STRIPS <= 8, "a listed k's needs fit one byte");
@@ -77,16 +79,15 @@ struct strip_bytes {
 };
 
 // Lists, for the k-blocks kb0 .. kb0 + SEGMENT_KBLOCKS - 1 (of kblocks), the
-// k the tile needs, ascending, each with the set of B strips that need it and
-// its B row's element offset (k * b_row_stride, made once here rather than by
-// every thread that copies a piece of the row), and returns how many. The masks' rows are `stride` k-blocks long (the whole
+// k the tile needs, ascending, each with the set of B strips that need it,
+// and returns how many. The masks' rows are `stride` k-blocks long (the whole
 // product's; a split's masks start at its first k-block). A strip pair may
 // skip k only if A's strip is zero there and B's strip finite, or B's strip
 // zero and A's strip finite (DESIGN.md, Exactness).
 __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t strips_a,
                              int64_t strip_b0, int64_t strips_b, int64_t kb0, int64_t kblocks,
-                             int64_t stride, int64_t k, int skip, int64_t b_row_stride,
-                             int *list, int64_t *b_offsets, uint8_t *needs, int *warp_totals)
+                             int64_t stride, int64_t k, int skip, int *list, uint8_t *needs,
+                             int *warp_totals)
 {
     using cfg = skip_config;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -144,7 +145,6 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
         for (int t = 0; t < cfg::B_STRIPS; ++t)
             need |= ((need_by_strip[t] >> i) & 1u) << t;
         list[at] = (int)(kb * 8 + i);
-        b_offsets[at] = (kb * 8 + i) * b_row_stride;
         needs[at] = (uint8_t)need;
         ++at;
     }
@@ -152,6 +152,20 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
     __syncthreads();
     return listed;
 }
+
+// The element offset of a stage's listed k along an operand stored with
+// leading dimension ld: k itself where its rows run along k, else row k.
+template <tile_layout LAYOUT> struct listed_row_offset {
+    const int *k_of;
+    int64_t ld;
+
+    __device__ __forceinline__ int64_t operator()(int e) const
+    {
+        // Listed k are non-negative: an unsigned product needs two multiplies, not three.
+        const uint64_t k = (unsigned)k_of[e];
+        return LAYOUT == tile_layout::K_CONTIG ? (int64_t)k : (int64_t)(k * (uint64_t)ld);
+    }
+};
 
 // Multiplies the entries of one stage this warp needs (needs[e] & mine).
 __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<skip_config> &acc,
@@ -208,8 +222,7 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;
     float *b_smem = smem + cfg::STAGES * cfg::A_STAGE;
-    int64_t *b_offsets = reinterpret_cast<int64_t *>(b_smem + cfg::STAGES * cfg::B_STAGE);
-    int *list = reinterpret_cast<int *>(b_offsets + cfg::LIST_CAPACITY);
+    int *list = reinterpret_cast<int *>(b_smem + cfg::STAGES * cfg::B_STAGE);
     uint8_t *needs = reinterpret_cast<uint8_t *>(list + cfg::LIST_CAPACITY);
     __shared__ int warp_totals[cfg::WARPS];
 
@@ -222,28 +235,22 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     // The B strips of this warp's columns (accumulator quadrants are BN / 2 apart).
     const int warp = threadIdx.x / 32;
     const unsigned mine = (1u << warp) | (1u << (warp + cfg::B_STRIPS / 2));
-    // Listed k step along op(B)'s stored rows by ldb, or along one row.
-    const int64_t b_row_stride = B_LAYOUT == tile_layout::K_CONTIG ? 1 : p.ldb;
 
     warp_tile_accumulator<cfg> acc;
     for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
         const int listed = list_needed_k(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
                                          (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
-                                         b_row_stride, list, b_offsets, needs, warp_totals);
+                                         list, needs, warp_totals);
         const int stages = (listed + cfg::BK - 1) / cfg::BK;
         auto issue = [&](int s) {
             if (s < stages) {
                 const int stage = s % cfg::STAGES;
                 const int *k_of = list + s * cfg::BK;
-                const int64_t *b_offset_of = b_offsets + s * cfg::BK;
-                a_load.issue_list(a_smem + stage * cfg::A_STAGE, listed - s * cfg::BK,
-                                  [&](int e) -> int64_t {
-                                      return A_LAYOUT == tile_layout::K_CONTIG
-                                                 ? k_of[e]
-                                                 : (int64_t)k_of[e] * p.lda;
-                                  });
-                b_load.issue_list(b_smem + stage * cfg::B_STAGE, listed - s * cfg::BK,
-                                  [&](int e) { return b_offset_of[e]; });
+                const int count = listed - s * cfg::BK;
+                a_load.issue_list(a_smem + stage * cfg::A_STAGE, count,
+                                  listed_row_offset<A_LAYOUT>{k_of, p.lda});
+                b_load.issue_list(b_smem + stage * cfg::B_STAGE, count,
+                                  listed_row_offset<B_LAYOUT>{k_of, p.ldb});
             }
             cp_async_commit();
         };
