@@ -1,7 +1,7 @@
 // The zero-skipping GEMM. A CTA computes one 32-row strip of op(A) against 256
 // columns (8 strips) of op(B), the granularity of the masks along m, with the
 // dense kernel's 8x8-per-thread arithmetic (4 warps, each 32 rows x 2 strips
-// of B). Per segment of k (as many k-blocks as one list can hold), the CTA
+// of B). Per segment of k, the CTA
 //   1. lists the k whose product is not proven zero for its A strip and at
 //      least one of its B strips, in increasing order, with an 8-bit mask of
 //      the B strips that need each;
@@ -36,10 +36,9 @@ struct skip_config {
     static constexpr int A_ROW = BM + 4, B_ROW = BN + 4;
     static constexpr int A_STAGE = BK * A_ROW, B_STAGE = BK * B_ROW;
     static constexpr int B_STRIPS = BN / 32;
-    // One k-block (8 k) per thread per pass over the masks; a list holds
-    // what one pass can find.
-    static constexpr int CHUNK_KBLOCKS = THREADS;
-    static constexpr int LIST_CAPACITY = CHUNK_KBLOCKS * 8;
+    // One k-block (8 k) per thread per segment.
+    static constexpr int SEGMENT_KBLOCKS = THREADS;
+    static constexpr int LIST_CAPACITY = SEGMENT_KBLOCKS * 8;
     // Three CTAs fit an SM with the 196 KB shared-memory carveout, which
     // leaves the L1 cache room for the 4-byte gathers of a k-contiguous A
     // (measured: a 70 KB CTA, needing the 228 KB carveout, ran d = 0.125
@@ -79,95 +78,78 @@ struct strip_bytes {
     __device__ unsigned nonfinite_of(int s) const { return (nonfinite >> (8 * s)) & 0xffu; }
 };
 
-// Lists, from k-block kb0 on (of kblocks), the k the tile needs, ascending,
-// each with the set of B strips that need it, and returns how many. The
-// threads look at CHUNK_KBLOCKS k-blocks per pass (one each) and go on to the
-// next chunk while its entries still fit the list, so a sparse tile lists
-// all of a long k at once and its copy pipeline drains and refills less
-// often; kb0 is left at the first k-block not listed. The masks' rows are
-// `stride` k-blocks long (the whole product's; a split's masks start at its
-// first k-block). A strip pair may skip k only if A's strip is zero there and
-// B's strip finite, or B's strip zero and A's strip finite (DESIGN.md,
-// Exactness).
+// Lists, for the k-blocks kb0 .. kb0 + SEGMENT_KBLOCKS - 1 (of kblocks), the
+// k the tile needs, ascending, each with the set of B strips that need it,
+// and returns how many. The masks' rows are `stride` k-blocks long (the whole
+// product's; a split's masks start at its first k-block). A strip pair may
+// skip k only if A's strip is zero there and B's strip finite, or B's strip
+// zero and A's strip finite (DESIGN.md, Exactness).
 __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t strips_a,
-                             int64_t strip_b0, int64_t strips_b, int64_t &kb0, int64_t kblocks,
+                             int64_t strip_b0, int64_t strips_b, int64_t kb0, int64_t kblocks,
                              int64_t stride, int64_t k, int skip, int *list, uint8_t *needs,
                              int *warp_totals)
 {
     using cfg = skip_config;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    int listed = 0;
-    for (; kb0 < kblocks; kb0 += cfg::CHUNK_KBLOCKS) {
-        const int64_t kb = kb0 + threadIdx.x;
-        strip_bytes a, b_lo, b_hi; // B strips 0-3 and 4-7
-        unsigned need_by_strip[cfg::B_STRIPS];
-        unsigned any = 0;
+    const int64_t kb = kb0 + threadIdx.x;
+    strip_bytes a, b_lo, b_hi; // B strips 0-3 and 4-7
+    unsigned need_by_strip[cfg::B_STRIPS];
+    unsigned any = 0;
+#pragma unroll
+    for (int t = 0; t < cfg::B_STRIPS; ++t)
+        need_by_strip[t] = 0;
+    if (kb < kblocks) {
+        const int64_t left = k - kb * 8;
+        const unsigned existing = left >= 8 ? 0xffu : (1u << left) - 1u;
+        a.load<1>(masks.a_bits, masks.a_nonfinite, strip_a, strips_a, kb, stride, existing,
+                  skip & ESMM_SKIP_BY_A);
+        b_lo.load<4>(masks.b_bits, masks.b_nonfinite, strip_b0, strips_b, kb, stride, existing,
+                     skip & ESMM_SKIP_BY_B);
+        b_hi.load<4>(masks.b_bits, masks.b_nonfinite, strip_b0 + 4, strips_b, kb, stride,
+                     existing, skip & ESMM_SKIP_BY_B);
+#pragma unroll
+        for (int t = 0; t < cfg::B_STRIPS; ++t) {
+            const strip_bytes &b = t < 4 ? b_lo : b_hi;
+            need_by_strip[t] = (a.bits_of(0) | b.nonfinite_of(t % 4)) &
+                               (b.bits_of(t % 4) | a.nonfinite_of(0));
+            any |= need_by_strip[t];
+        }
+    }
+    // Block-wide exclusive scan of the counts gives each k-block its place.
+    const int count = __popc(any);
+    int inclusive = count;
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= offset)
+            inclusive += v;
+    }
+    if (lane == 31)
+        warp_totals[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        int total = lane < cfg::WARPS ? warp_totals[lane] : 0;
+        for (int offset = 1; offset < 32; offset *= 2) {
+            const int v = __shfl_up_sync(0xffffffffu, total, offset);
+            if (lane >= offset)
+                total += v;
+        }
+        if (lane < cfg::WARPS)
+            warp_totals[lane] = total;
+    }
+    __syncthreads();
+    int at = inclusive - count + (warp > 0 ? warp_totals[warp - 1] : 0);
+    for (unsigned rest = any; rest; rest &= rest - 1) {
+        const int i = __ffs(rest) - 1;
+        unsigned need = 0;
 #pragma unroll
         for (int t = 0; t < cfg::B_STRIPS; ++t)
-            need_by_strip[t] = 0;
-        if (kb < kblocks) {
-            const int64_t left = k - kb * 8;
-            const unsigned existing = left >= 8 ? 0xffu : (1u << left) - 1u;
-            a.load<1>(masks.a_bits, masks.a_nonfinite, strip_a, strips_a, kb, stride, existing,
-                      skip & ESMM_SKIP_BY_A);
-            b_lo.load<4>(masks.b_bits, masks.b_nonfinite, strip_b0, strips_b, kb, stride,
-                         existing, skip & ESMM_SKIP_BY_B);
-            b_hi.load<4>(masks.b_bits, masks.b_nonfinite, strip_b0 + 4, strips_b, kb, stride,
-                         existing, skip & ESMM_SKIP_BY_B);
-#pragma unroll
-            for (int t = 0; t < cfg::B_STRIPS; ++t) {
-                const strip_bytes &b = t < 4 ? b_lo : b_hi;
-                need_by_strip[t] = (a.bits_of(0) | b.nonfinite_of(t % 4)) &
-                                   (b.bits_of(t % 4) | a.nonfinite_of(0));
-                any |= need_by_strip[t];
-            }
-        }
-        // Block-wide exclusive scan of the counts gives each k-block its place.
-        const int count = __popc(any);
-        int inclusive = count;
-        for (int offset = 1; offset < 32; offset *= 2) {
-            const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
-            if (lane >= offset)
-                inclusive += v;
-        }
-        if (lane == 31)
-            warp_totals[warp] = inclusive;
-        __syncthreads();
-        if (warp == 0) {
-            int total = lane < cfg::WARPS ? warp_totals[lane] : 0;
-            for (int offset = 1; offset < 32; offset *= 2) {
-                const int v = __shfl_up_sync(0xffffffffu, total, offset);
-                if (lane >= offset)
-                    total += v;
-            }
-            if (lane < cfg::WARPS)
-                warp_totals[lane] = total;
-        }
-        __syncthreads();
-        const int chunk_total = warp_totals[cfg::WARPS - 1];
-        // The same for every thread. A chunk lists at most LIST_CAPACITY
-        // entries, so the first always fits; one that does not is looked at
-        // again in the next call.
-        const bool fits = listed + chunk_total <= cfg::LIST_CAPACITY;
-        if (fits) {
-            int at = listed + inclusive - count + (warp > 0 ? warp_totals[warp - 1] : 0);
-            for (unsigned rest = any; rest; rest &= rest - 1) {
-                const int i = __ffs(rest) - 1;
-                unsigned need = 0;
-#pragma unroll
-                for (int t = 0; t < cfg::B_STRIPS; ++t)
-                    need |= ((need_by_strip[t] >> i) & 1u) << t;
-                list[at] = (int)(kb * 8 + i);
-                needs[at] = (uint8_t)need;
-                ++at;
-            }
-            listed += chunk_total;
-        }
-        // warp_totals is rewritten by the next chunk.
-        __syncthreads();
-        if (!fits)
-            break;
+            need |= ((need_by_strip[t] >> i) & 1u) << t;
+        list[at] = (int)(kb * 8 + i);
+        needs[at] = (uint8_t)need;
+        ++at;
     }
+    const int listed = warp_totals[cfg::WARPS - 1];
+    __syncthreads();
     return listed;
 }
 
@@ -255,7 +237,7 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     const unsigned mine = (1u << warp) | (1u << (warp + cfg::B_STRIPS / 2));
 
     warp_tile_accumulator<cfg> acc;
-    for (int64_t kb0 = 0; kb0 < kblocks;) {
+    for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
         const int listed = list_needed_k(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
                                          (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
                                          list, needs, warp_totals);
