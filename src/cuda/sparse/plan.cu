@@ -6,7 +6,8 @@
 //   steps_normal  = sum_k count_a * tiles_b   (CTA steps, A's strips leading)
 //   steps_swapped = sum_k count_b * tiles_a   (CTA steps, B's strips leading)
 // A block takes KB_PER_BLOCK k-blocks; its threads split the tiles, so each
-// makes only a few independent loads. The last block to finish decides.
+// makes a few loads, all in flight together. The last block to finish
+// decides.
 #include <cuda_runtime.h>
 
 #include "cuda/sparse/plan.cuh"
@@ -31,19 +32,21 @@ struct bit_counts {
     int tiles[KB_PER_BLOCK][8];  // tiles with it set in any strip
 };
 
-// Adds this thread's tiles of one operand into counts and returns its set bits.
-__device__ unsigned long long count_operand(const uint8_t *bits, int64_t strips, int64_t kblocks,
-                                            int64_t kb, int64_t k, bool skipped_by, int group,
-                                            bit_counts &counts, int kb_local)
-{
-    unsigned long long set = 0;
-    int strip_count[8] = {}, tile_count[8] = {};
-    for (int64_t t0 = (int64_t)group * TILE; t0 < strips; t0 += (int64_t)TILE_GROUPS * TILE) {
+// One operand's counts for this thread's k-block, over the tiles it takes.
+struct operand_counts {
+    unsigned long long set = 0; // set bits
+    int strip_count[8] = {};    // strips with bit i set (all existing k when not skipped by)
+    int tile_count[8] = {};     // tiles with it set in any strip
+
+    // Adds the tile of strips t0 .. t0 + TILE - 1 whose bytes are in byte[].
+    __device__ void add_tile(const unsigned *byte, int64_t t0, int64_t strips, unsigned existing,
+                             bool skipped_by)
+    {
         unsigned any = 0;
-        for (int64_t s = t0; s < t0 + TILE && s < strips; ++s) {
-            const unsigned b = bits[s * kblocks + kb];
-            set += __popc(b);
-            const unsigned used = skipped_by ? b : k_block_mask(kb, k);
+#pragma unroll
+        for (int s = 0; s < TILE; ++s) {
+            set += __popc(byte[s]);
+            const unsigned used = t0 + s >= strips ? 0u : (skipped_by ? byte[s] : existing);
             any |= used;
 #pragma unroll
             for (int i = 0; i < 8; ++i)
@@ -53,14 +56,27 @@ __device__ unsigned long long count_operand(const uint8_t *bits, int64_t strips,
         for (int i = 0; i < 8; ++i)
             tile_count[i] += (any >> i) & 1u;
     }
+
+    __device__ void add_to(bit_counts &counts, int kb_local) const
+    {
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-        if (strip_count[i])
-            atomicAdd(&counts.strips[kb_local][i], strip_count[i]);
-        if (tile_count[i])
-            atomicAdd(&counts.tiles[kb_local][i], tile_count[i]);
+        for (int i = 0; i < 8; ++i) {
+            if (strip_count[i])
+                atomicAdd(&counts.strips[kb_local][i], strip_count[i]);
+            if (tile_count[i])
+                atomicAdd(&counts.tiles[kb_local][i], tile_count[i]);
+        }
     }
-    return set;
+};
+
+// The mask bytes of k-block kb of the strips t0 .. t0 + TILE - 1 (0 past the
+// last strip), all loads in flight together.
+__device__ void load_tile(const uint8_t *bits, int64_t strips, int64_t kblocks, int64_t kb,
+                          int64_t t0, unsigned *byte)
+{
+#pragma unroll
+    for (int s = 0; s < TILE; ++s)
+        byte[s] = t0 + s < strips ? bits[(t0 + s) * kblocks + kb] : 0u;
 }
 
 __device__ void add_block_total(unsigned long long value, unsigned long long *target)
@@ -85,13 +101,26 @@ __global__ void __launch_bounds__(THREADS)
     }
     __syncthreads();
     const int64_t kb = blockIdx.x * (int64_t)KB_PER_BLOCK + kb_local;
-    unsigned long long set_a = 0, set_b = 0;
+    operand_counts a, b;
     if (kb < kblocks) {
-        set_a = count_operand(masks.a_bits, strips_a, kblocks, kb, k, skip & ESMM_SKIP_BY_A,
-                              group, count_a, kb_local);
-        set_b = count_operand(masks.b_bits, strips_b, kblocks, kb, k, skip & ESMM_SKIP_BY_B,
-                              group, count_b, kb_local);
+        const unsigned existing = k_block_mask(kb, k);
+        // Both operands' bytes are loaded before either is counted, so one
+        // load latency is waited for, not two (the plan is on the critical path
+        // of every call).
+        for (int64_t t0 = (int64_t)group * TILE; t0 < strips_a || t0 < strips_b;
+             t0 += (int64_t)TILE_GROUPS * TILE) {
+            unsigned byte_a[TILE], byte_b[TILE];
+            load_tile(masks.a_bits, strips_a, kblocks, kb, t0, byte_a);
+            load_tile(masks.b_bits, strips_b, kblocks, kb, t0, byte_b);
+            if (t0 < strips_a)
+                a.add_tile(byte_a, t0, strips_a, existing, skip & ESMM_SKIP_BY_A);
+            if (t0 < strips_b)
+                b.add_tile(byte_b, t0, strips_b, existing, skip & ESMM_SKIP_BY_B);
+        }
+        a.add_to(count_a, kb_local);
+        b.add_to(count_b, kb_local);
     }
+    const unsigned long long set_a = a.set, set_b = b.set;
     __syncthreads();
     unsigned long long work = 0, normal = 0, swapped = 0;
     if (threadIdx.x < KB_PER_BLOCK * 8) {
