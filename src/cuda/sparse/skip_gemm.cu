@@ -78,21 +78,27 @@ struct strip_bytes {
     __device__ unsigned nonfinite_of(int s) const { return (nonfinite >> (8 * s)) & 0xffu; }
 };
 
-// A thread's mask bytes for one segment: its k-block's bytes of the tile's A
-// strip and of its B strips 0-3 and 4-7 (none past the last k-block).
-struct segment_masks {
-    strip_bytes a, b_lo, b_hi;
-
-    // The masks' rows are `stride` k-blocks long (the whole product's; a
-    // split's masks start at its first k-block).
-    __device__ void load(const esmm_masks_t &masks, int64_t strip_a, int64_t strips_a,
-                         int64_t strip_b0, int64_t strips_b, int64_t kb0, int64_t kblocks,
-                         int64_t stride, int64_t k, int skip)
-    {
-        *this = segment_masks();
-        const int64_t kb = kb0 + threadIdx.x;
-        if (kb >= kblocks)
-            return;
+// Lists, for the k-blocks kb0 .. kb0 + SEGMENT_KBLOCKS - 1 (of kblocks), the
+// k the tile needs, ascending, each with the set of B strips that need it,
+// and returns how many. The masks' rows are `stride` k-blocks long (the whole
+// product's; a split's masks start at its first k-block). A strip pair may
+// skip k only if A's strip is zero there and B's strip finite, or B's strip
+// zero and A's strip finite (DESIGN.md, Exactness).
+__device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t strips_a,
+                             int64_t strip_b0, int64_t strips_b, int64_t kb0, int64_t kblocks,
+                             int64_t stride, int64_t k, int skip, int *list, uint8_t *needs,
+                             int *warp_totals)
+{
+    using cfg = skip_config;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int64_t kb = kb0 + threadIdx.x;
+    strip_bytes a, b_lo, b_hi; // B strips 0-3 and 4-7
+    unsigned need_by_strip[cfg::B_STRIPS];
+    unsigned any = 0;
+#pragma unroll
+    for (int t = 0; t < cfg::B_STRIPS; ++t)
+        need_by_strip[t] = 0;
+    if (kb < kblocks) {
         const int64_t left = k - kb * 8;
         const unsigned existing = left >= 8 ? 0xffu : (1u << left) - 1u;
         a.load<1>(masks.a_bits, masks.a_nonfinite, strip_a, strips_a, kb, stride, existing,
@@ -101,28 +107,13 @@ struct segment_masks {
                      skip & ESMM_SKIP_BY_B);
         b_hi.load<4>(masks.b_bits, masks.b_nonfinite, strip_b0 + 4, strips_b, kb, stride,
                      existing, skip & ESMM_SKIP_BY_B);
-    }
-};
-
-// Lists, for the k-blocks kb0 .. kb0 + SEGMENT_KBLOCKS - 1, the k the tile
-// needs, ascending, each with the set of B strips that need it, and returns
-// how many; m holds the thread's mask bytes (k-block kb0 + threadIdx.x). A
-// strip pair may skip k only if A's strip is zero there and B's strip finite,
-// or B's strip zero and A's strip finite (DESIGN.md, Exactness).
-__device__ int list_needed_k(const segment_masks &m, int64_t kb0, int *list, uint8_t *needs,
-                             int *warp_totals)
-{
-    using cfg = skip_config;
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int64_t kb = kb0 + threadIdx.x;
-    unsigned need_by_strip[cfg::B_STRIPS];
-    unsigned any = 0;
 #pragma unroll
-    for (int t = 0; t < cfg::B_STRIPS; ++t) {
-        const strip_bytes &b = t < 4 ? m.b_lo : m.b_hi;
-        need_by_strip[t] = (m.a.bits_of(0) | b.nonfinite_of(t % 4)) &
-                           (b.bits_of(t % 4) | m.a.nonfinite_of(0));
-        any |= need_by_strip[t];
+        for (int t = 0; t < cfg::B_STRIPS; ++t) {
+            const strip_bytes &b = t < 4 ? b_lo : b_hi;
+            need_by_strip[t] = (a.bits_of(0) | b.nonfinite_of(t % 4)) &
+                               (b.bits_of(t % 4) | a.nonfinite_of(0));
+            any |= need_by_strip[t];
+        }
     }
     // Block-wide exclusive scan of the counts gives each k-block its place.
     const int count = __popc(any);
@@ -246,17 +237,10 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     const unsigned mine = (1u << warp) | (1u << (warp + cfg::B_STRIPS / 2));
 
     warp_tile_accumulator<cfg> acc;
-    // Each segment's mask bytes are loaded while the one before is multiplied.
-    segment_masks next;
-    const auto load_masks = [&](int64_t kb0) {
-        next.load(masks, m0 / 32, (p.m + 31) / 32, n0 / 32, (p.n + 31) / 32, kb0, kblocks,
-                  stride, p.k, skip);
-    };
-    load_masks(0);
     for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
-        const int listed = list_needed_k(next, kb0, list, needs, warp_totals);
-        if (kb0 + cfg::SEGMENT_KBLOCKS < kblocks)
-            load_masks(kb0 + cfg::SEGMENT_KBLOCKS);
+        const int listed = list_needed_k(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
+                                         (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
+                                         list, needs, warp_totals);
         const int stages = (listed + cfg::BK - 1) / cfg::BK;
         auto issue = [&](int s) {
             if (s < stages) {
