@@ -30,15 +30,20 @@ __global__ void __launch_bounds__(THREADS)
     const int64_t tiles = (rows + TILE - 1) / TILE * tiles_c;
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int64_t r0 = t / tiles_c * TILE, c0 = t % tiles_c * TILE;
+        // Fixed trip counts, so each thread's loads are all issued before any is used.
 #pragma unroll
-        for (int i = ty; i < TILE; i += ROWS_PER_PASS)
+        for (int j = 0; j < TILE / ROWS_PER_PASS; ++j) {
+            const int i = ty + j * ROWS_PER_PASS;
             if (r0 + i < rows && c0 + tx < cols)
                 tile[i][tx] = x[(r0 + i) * ld + c0 + tx];
+        }
         __syncthreads();
 #pragma unroll
-        for (int i = ty; i < TILE; i += ROWS_PER_PASS)
+        for (int j = 0; j < TILE / ROWS_PER_PASS; ++j) {
+            const int i = ty + j * ROWS_PER_PASS;
             if (c0 + i < cols && r0 + tx < rows)
                 out[(c0 + i) * out_ld + r0 + tx] = tile[tx][i];
+        }
         // The next tile overwrites this one.
         __syncthreads();
     }
