@@ -141,9 +141,10 @@ typedef enum {
  * way in, 4 bytes at a time (steps cost ESMM_PLAN_TRANSPOSED_IN times more),
  * or from a k-major copy made first. The copy moves 8 bytes per element of an
  * r x k operand where the dense pass does 2 r c k flops (c: C's other side),
- * so it costs ESMM_PLAN_COPY_COST / c of a dense pass (measured on the H100 at
- * 4096^3: 61 us, 2.1%); it is made when that is at most
- * ESMM_PLAN_COPY_AT_MOST, so small products keep to one kernel. */
+ * so it costs ESMM_PLAN_COPY_COST / c of a dense pass (fitted on the H100 at
+ * 4096^3 to 61 us, 2.1%; the copy now takes 49 us there, so this overstates
+ * it by a quarter, on the safe side: not refitted); it is made when that is
+ * at most ESMM_PLAN_COPY_AT_MOST, so small products keep to one kernel. */
 #define ESMM_PLAN_TRANSPOSED_IN 1.3
 #define ESMM_PLAN_COPY_COST 88.0
 #define ESMM_PLAN_COPY_AT_MOST 0.05
