@@ -364,8 +364,12 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     static constexpr int ROW = MN + 4;
     static constexpr int CHUNKS_PER_ROW = MN / 4;
     static constexpr int ROWS_PER_PASS = cfg::THREADS / CHUNKS_PER_ROW;
-    static constexpr int ITERS = cfg::BK / ROWS_PER_PASS;
-    static_assert(ITERS * ROWS_PER_PASS == cfg::BK, "loader covers the tile exactly");
+    // A narrow operand may have more threads than a stage has chunks: those
+    // past the stage's last row copy nothing.
+    static constexpr bool IDLE_THREADS = ROWS_PER_PASS > cfg::BK;
+    static constexpr int ITERS = IDLE_THREADS ? 1 : cfg::BK / ROWS_PER_PASS;
+    static_assert(IDLE_THREADS || ITERS * ROWS_PER_PASS == cfg::BK,
+                  "loader covers the tile exactly");
 
     const float *column; // row 0 at this thread's 4 columns, clamped inside
     const float *chunk;  // row k_row of k-tile 0 there
@@ -388,6 +392,8 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     template <bool CHECK_K>
     __device__ __forceinline__ void issue(float *stage, int64_t kt, int64_t k, int64_t ld) const
     {
+        if (IDLE_THREADS && k_row >= cfg::BK)
+            return;
         const float *tile = chunk + kt * cfg::BK * ld;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
@@ -425,6 +431,8 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     template <bool WHOLE, class RowOffset>
     __device__ __forceinline__ void copy_listed(float *stage, int count, RowOffset row_offset) const
     {
+        if (IDLE_THREADS && k_row >= cfg::BK)
+            return;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
             const int entry = k_row + i * ROWS_PER_PASS;

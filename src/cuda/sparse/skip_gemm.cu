@@ -29,25 +29,30 @@ struct skip_config {
     static constexpr int BM = 32, BN = 256;
     static constexpr int BK = 16; // listed k per pipeline stage
     static constexpr int STAGES = 3;
-    static constexpr int QM = 2, QN = 2; // 8x8 per thread, as the dense kernel
+    // 8x4 per thread: a warp's 32 columns are one B strip, so where the
+    // operands are skipped jointly it multiplies only the k its strip pair
+    // needs (measured on the H100 at 4096^3 against 8x8, a warp then owning
+    // two strips: d = 0.5 1.667 -> MEASURE ms).
+    static constexpr int QM = 2, QN = 1;
     static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
     static constexpr int WARPS = THREADS / 32;
     static constexpr int GROUP_M = 8;
     static constexpr int A_ROW = BM + 4, B_ROW = BN + 4;
     static constexpr int A_STAGE = BK * A_ROW, B_STAGE = BK * B_ROW;
     static constexpr int B_STRIPS = BN / 32;
-    // One k-block (8 k) per thread per segment.
-    static constexpr int SEGMENT_KBLOCKS = THREADS;
+    // One k-block (8 k) per thread of the first 128 per segment.
+    static constexpr int SEGMENT_KBLOCKS = 128;
     static constexpr int LIST_CAPACITY = SEGMENT_KBLOCKS * 8;
-    // Three CTAs fit an SM with the 196 KB shared-memory carveout, which
-    // leaves the L1 cache room for the 4-byte gathers of a k-contiguous A
-    // (measured: a 70 KB CTA, needing the 228 KB carveout, ran d = 0.125
-    // 6% slower).
+    // Keep CTAs small enough that the SM's shared-memory carveout leaves the
+    // L1 cache room for the 4-byte gathers of a k-contiguous A (measured: a
+    // 70 KB CTA, three of them needing the 228 KB carveout, ran d = 0.125 6%
+    // slower than 62 KB ones).
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float) +
                                       LIST_CAPACITY * (int)(sizeof(int) + sizeof(uint8_t));
-    static constexpr int CTAS_PER_SM = 3;
+    static constexpr int CTAS_PER_SM = 2;
     static_assert(BK <= 32, "a stage's needs fit one ballot");
     static_assert(B_STRIPS <= 8, "a listed k's needs fit one byte");
+    static_assert(SEGMENT_KBLOCKS <= THREADS, "a thread per k-block of a segment");
 };
 
 // The mask bytes of up to four strips of one operand for one k-block, one
@@ -98,7 +103,7 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
 #pragma unroll
     for (int t = 0; t < cfg::B_STRIPS; ++t)
         need_by_strip[t] = 0;
-    if (kb < kblocks) {
+    if (threadIdx.x < cfg::SEGMENT_KBLOCKS && kb < kblocks) {
         const int64_t left = k - kb * 8;
         const unsigned existing = left >= 8 ? 0xffu : (1u << left) - 1u;
         a.load<1>(masks.a_bits, masks.a_nonfinite, strip_a, strips_a, kb, stride, existing,
@@ -232,11 +237,16 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     const tile_loader<cfg, A_LAYOUT, cfg::BM> a_load(p.a, p.lda, m0, p.m);
     const tile_loader<cfg, B_LAYOUT, cfg::BN> b_load(p.b, p.ldb, n0, p.n);
     const int64_t kblocks = (p.k + 7) / 8;
-    // The B strips of this warp's columns (accumulator quadrants are BN / 2 apart).
+    // The B strips of this warp's columns: 32 per accumulator quadrant, the
+    // quadrants BN / QN apart.
+    using accumulator = warp_tile_accumulator<cfg>;
     const int warp = threadIdx.x / 32;
-    const unsigned mine = (1u << warp) | (1u << (warp + cfg::B_STRIPS / 2));
+    unsigned mine = 0;
+#pragma unroll
+    for (int q = 0; q < cfg::QN; ++q)
+        mine |= 1u << (warp % accumulator::WARP_COLS + q * accumulator::N_STRIDE / 32);
 
-    warp_tile_accumulator<cfg> acc;
+    accumulator acc;
     for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
         const int listed = list_needed_k(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
                                          (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
