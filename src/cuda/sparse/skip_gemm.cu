@@ -27,8 +27,8 @@ namespace {
 
 struct skip_config {
     static constexpr int BM = 32, BN = 256;
-    static constexpr int BK = 16; // listed k per pipeline stage
-    static constexpr int STAGES = 3;
+    static constexpr int BK = 32; // listed k per pipeline stage
+    static constexpr int STAGES = 2;
     // 8x4 per thread: a warp's 32 columns are one B strip, so where the
     // operands are skipped jointly it multiplies only the k its strip pair
     // needs (measured on the H100 at 4096^3 against 8x8, a warp then owning
