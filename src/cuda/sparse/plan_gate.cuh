@@ -12,11 +12,13 @@ struct skip_gate {
     const esmm_plan_stats_t *plan; // device memory
     bool planned;                  // run only if the plan picked this launch
     int orientation;               // 0: always; else run only in the plan's orientation
+    int strip_warps;               // -1: either form; else run only in the plan's form
 };
 
 __device__ __forceinline__ bool gate_open(const skip_gate &g)
 {
     if (g.orientation == 0)
         return true;
-    return (g.planned ? g.plan->decision : g.plan->orientation) == g.orientation;
+    return (g.planned ? g.plan->decision : g.plan->orientation) == g.orientation &&
+           (g.strip_warps < 0 || g.plan->strip_warps == g.strip_warps);
 }

@@ -1,14 +1,15 @@
 // The zero-skipping GEMM. A CTA computes one 32-row strip of op(A) against 256
 // columns (8 strips) of op(B), the granularity of the masks along m, with the
-// dense kernel's 8x8-per-thread arithmetic (4 warps, each 32 rows x 2 strips
-// of B). Per segment of k, the CTA
+// dense kernel's arithmetic: 8x8 values per thread, 4 warps of 32 rows x 2
+// strips of B (pair warps), or 8x4, 8 warps of one strip each (strip warps;
+// the plan picks the form). Per segment of k, the CTA
 //   1. lists the k whose product is not proven zero for its A strip and at
 //      least one of its B strips, in increasing order, with an 8-bit mask of
 //      the B strips that need each;
 //   2. copies only those A columns / B rows into shared memory, through the
 //      dense kernel's cp.async copy paths, gathering by the list, so loads
 //      shrink with the list;
-//   3. lets every warp multiply the listed k its own two B strips need. When A
+//   3. lets every warp multiply the listed k its own B strips need. When A
 //      alone is skipped by, every warp needs every listed k: the stage runs
 //      the unrolled dense loop, and work and loads scale exactly with A's
 //      density.
@@ -25,15 +26,13 @@
 
 namespace {
 
-struct skip_config {
+// QN: accumulator quadrants per thread along n (a warp owns QN B strips);
+// BK listed k per pipeline stage.
+template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_> struct skip_config {
     static constexpr int BM = 32, BN = 256;
-    static constexpr int BK = 32; // listed k per pipeline stage
-    static constexpr int STAGES = 2;
-    // 8x4 per thread: a warp's 32 columns are one B strip, so where the
-    // operands are skipped jointly it multiplies only the k its strip pair
-    // needs (measured on the H100 at 4096^3 against 8x8, a warp then owning
-    // two strips: d = 0.5 1.667 -> MEASURE ms).
-    static constexpr int QM = 2, QN = 1;
+    static constexpr int BK = BK_;
+    static constexpr int STAGES = STAGES_;
+    static constexpr int QM = 2, QN = QN_;
     static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
     static constexpr int WARPS = THREADS / 32;
     static constexpr int GROUP_M = 8;
@@ -49,11 +48,25 @@ struct skip_config {
     // slower than 62 KB ones).
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float) +
                                       LIST_CAPACITY * (int)(sizeof(int) + sizeof(uint8_t));
-    static constexpr int CTAS_PER_SM = 2;
+    static constexpr int CTAS_PER_SM = CTAS_PER_SM_;
     static_assert(BK <= 32, "a stage's needs fit one ballot");
     static_assert(B_STRIPS <= 8, "a listed k's needs fit one byte");
     static_assert(SEGMENT_KBLOCKS <= THREADS, "a thread per k-block of a segment");
 };
+
+// Two forms, measured on the H100 at 4096^3 (esmm_sgemm, ms):
+// - pair warps: 8x8 values per thread, 4 warps that each own two B strips,
+//   16 listed k per stage in 3 stages, 3 CTAs per SM. Faster where a warp
+//   needs most of what its tile lists (one operand skipped: A only
+//   d = 0.5 1.885 against 2.041).
+// - strip warps: 8x4 values per thread, 8 warps that each own one B strip,
+//   so a warp multiplies only the k its strip pair needs; 32 listed k per
+//   stage in 2, 2 CTAs per SM. Faster where the B strips of a tile differ
+//   (both skipped: d = 0.5 1.511 against 1.667, d = 0.25 0.654 against
+//   0.697).
+// The plan picks one (esmm_plan_decide).
+using pair_warps = skip_config<2, 16, 3, 3>;
+using strip_warps = skip_config<1, 32, 2, 2>;
 
 // The mask bytes of up to four strips of one operand for one k-block, one
 // byte per strip: what the operand contributes (all existing k when it is not
@@ -89,12 +102,12 @@ struct strip_bytes {
 // product's; a split's masks start at its first k-block). A strip pair may
 // skip k only if A's strip is zero there and B's strip finite, or B's strip
 // zero and A's strip finite (DESIGN.md, Exactness).
+template <class cfg>
 __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t strips_a,
                              int64_t strip_b0, int64_t strips_b, int64_t kb0, int64_t kblocks,
                              int64_t stride, int64_t k, int skip, int *list, uint8_t *needs,
                              int *warp_totals)
 {
-    using cfg = skip_config;
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t kb = kb0 + threadIdx.x;
     strip_bytes a, b_lo, b_hi; // B strips 0-3 and 4-7
@@ -173,11 +186,11 @@ template <tile_layout LAYOUT> struct listed_row_offset {
 };
 
 // Multiplies the entries of one stage this warp needs (needs[e] & mine).
-__device__ __forceinline__ void multiply_stage(warp_tile_accumulator<skip_config> &acc,
+template <class cfg>
+__device__ __forceinline__ void multiply_stage(warp_tile_accumulator<cfg> &acc,
                                                const float *a_stage, const float *b_stage,
                                                const uint8_t *needs, int entries, unsigned mine)
 {
-    using cfg = skip_config;
     const int lane = threadIdx.x % 32;
     unsigned todo = __ballot_sync(0xffffffffu, lane < cfg::BK && lane < entries &&
                                                    (needs[lane] & mine) != 0);
@@ -210,12 +223,11 @@ __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<skip_config
     acc.multiply(even);
 }
 
-template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C, bool SPLIT>
-__global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM)
+template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C, bool SPLIT>
+__global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
     skip_kernel(esmm_gemm_problem_t whole, k_layers layers, esmm_masks_t all_masks, int skip,
                 skip_gate gate)
 {
-    using cfg = skip_config;
     if (!gate_open(gate))
         return;
     const esmm_gemm_problem_t p = layer_problem<SPLIT, TRANSPOSED_C>(whole, layers);
@@ -248,7 +260,7 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
 
     accumulator acc;
     for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
-        const int listed = list_needed_k(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
+        const int listed = list_needed_k<cfg>(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
                                          (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
                                          list, needs, warp_totals);
         const int stages = (listed + cfg::BK - 1) / cfg::BK;
@@ -282,8 +294,8 @@ __global__ void __launch_bounds__(skip_config::THREADS, skip_config::CTAS_PER_SM
     acc.template store<TRANSPOSED_C>(p, m0, n0);
 }
 
-// Launches the kernel for the layouts of one orientation's problem.
-struct skip_launch {
+// Launches the kernel in form cfg for the layouts of one orientation's problem.
+template <class cfg> struct skip_launch {
     esmm_masks_t masks;
     int skip;
     skip_gate gate;
@@ -293,10 +305,10 @@ struct skip_launch {
     template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
     cudaError_t run(const esmm_gemm_problem_t &p)
     {
-        using cfg = skip_config;
         const k_layers layers = split_layers(p, partials);
-        auto kernel = layers.count > 1 ? skip_kernel<A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
-                                       : skip_kernel<A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
+        auto kernel = layers.count > 1
+                          ? skip_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
+                          : skip_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
         dim3 grid;
         const cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
         if (err != cudaSuccess)
@@ -308,23 +320,38 @@ struct skip_launch {
 
 } // namespace
 
-// Runs one orientation's problem q. When q's wide operand (op(B) = B^T) runs
-// along k and the plan's rule copies it (wide), its k-major copy is made
-// first, behind the same gate, and the kernel reads that instead.
+// Runs one orientation's problem q behind gate. When q's wide operand
+// (op(B) = B^T) runs along k and the plan's rule copies it (wide), its
+// k-major copy is made first, behind the same gate, and the kernel reads that
+// instead. Skipping by both operands queues both forms of the kernel, each
+// behind the plan's choice of form; by one, the pair-warp form alone (every
+// warp needs every listed k).
 static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, int wide,
-                                      skip_launch &launch, float *wide_copy)
+                                      const esmm_masks_t &masks, int skip, skip_gate gate,
+                                      bool both, float *partials, float *wide_copy,
+                                      cudaStream_t stream)
 {
     if (wide == ESMM_WIDE_COPIED && wide_copy != nullptr) {
-        const cudaError_t err = launch_transpose_operand(q.b, q.ldb, q.n, q.k, wide_copy,
-                                                         launch.gate, launch.stream);
+        const cudaError_t err =
+            launch_transpose_operand(q.b, q.ldb, q.n, q.k, wide_copy, gate, stream);
         if (err != cudaSuccess)
             return err;
         q.b = wide_copy;
         q.ldb = esmm_wide_copy_ld(q.n);
         q.op_b = ESMM_OP_N;
     }
-    return transposed_c ? dispatch_operand_layouts<true>(q, launch)
-                        : dispatch_operand_layouts<false>(q, launch);
+    skip_gate pair_gate = gate;
+    pair_gate.strip_warps = both ? 0 : -1;
+    skip_launch<pair_warps> pair = {masks, skip, pair_gate, partials, stream};
+    cudaError_t err = transposed_c ? dispatch_operand_layouts<true>(q, pair)
+                                   : dispatch_operand_layouts<false>(q, pair);
+    if (err != cudaSuccess || !both)
+        return err;
+    skip_gate strip_gate = gate;
+    strip_gate.strip_warps = 1;
+    skip_launch<strip_warps> strip = {masks, skip, strip_gate, partials, stream};
+    return transposed_c ? dispatch_operand_layouts<true>(q, strip)
+                        : dispatch_operand_layouts<false>(q, strip);
 }
 
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
@@ -339,19 +366,17 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     const bool both = skip == ESMM_SKIP_BY_BOTH;
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
-        const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_NORMAL : 0};
-        skip_launch launch = {masks, (int)skip, gate, partials, stream};
-        err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_b), launch,
-                                 wide_copy);
+        const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_NORMAL : 0, -1};
+        err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_b), masks, (int)skip,
+                                 gate, both, partials, wide_copy, stream);
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
-        const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_SWAPPED : 0};
+        const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_SWAPPED : 0, -1};
         const esmm_masks_t swapped = {masks.b_bits, masks.b_nonfinite, masks.a_bits,
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
-        skip_launch launch = {swapped, by, gate, partials, stream};
         err = launch_orientation(transposed_problem(p), true, esmm_plan_swapped_wide(p.n, p.op_a),
-                                 launch, wide_copy);
+                                 swapped, by, gate, both, partials, wide_copy, stream);
     }
     return err;
 }
