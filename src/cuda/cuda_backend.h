@@ -151,12 +151,16 @@ typedef enum {
 #define ESMM_PLAN_COPY_AT_MOST 0.05
 #define ESMM_PLAN_TILE_STRIPS 8 /* B strips (256 columns) per CTA of the skipping kernel */
 /* The skipping kernel's strip-warp form (each warp multiplies only the k its
- * own B strip needs) runs when a step needs at most this share of its tile's
- * strips on average; the pair-warp form (faster arithmetic, a warp owning two
- * strips) above it. Measured on the H100 at 4096^3: A only (share 1) favours
- * pair warps by 8%; both operands at d = 0.5 and 0.25 (shares about 0.5 and
- * 0.3) favour strip warps by 10% and 6%. */
+ * own B strip needs) runs when a step needs at most ESMM_PLAN_STRIP_WARPS_AT_MOST
+ * of its tile's strips on average and the orientation runs at least
+ * ESMM_PLAN_STRIP_WARPS_FROM of the dense steps; else the pair-warp form
+ * (faster arithmetic, a warp owning two strips, 3 stages to the other's 2).
+ * Fitted on the H100 at 4096^3: A only (strips needed 1, steps 0.5) favours
+ * pair warps by 8%; both operands at d = 0.5 and 0.25 (needed about 0.5 and
+ * 0.28, steps 0.5 and 0.22) strip warps by 10% and 6%; at d = 0.125 (0.19,
+ * steps 0.08) pair warps by 5%. */
 #define ESMM_PLAN_STRIP_WARPS_AT_MOST 0.75
+#define ESMM_PLAN_STRIP_WARPS_FROM 0.15
 
 #ifdef __CUDACC__
 #define ESMM_HOST_DEVICE __host__ __device__
@@ -205,7 +209,7 @@ static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, d
     return wide == ESMM_WIDE_COPIED ? share + ESMM_PLAN_COPY_COST / (double)other : share;
 }
 
-/* Fills decision and orientation from complete statistics: normal_wide /
+/* Fills decision, orientation and form from complete statistics: normal_wide /
  * swapped_wide say how that orientation reads its wide operand
  * (esmm_plan_normal_wide, esmm_plan_swapped_wide). */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
@@ -217,17 +221,18 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
                                     (32 * ESMM_PLAN_TILE_STRIPS));
     const double tiles_b = (double)((n + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
                                     (32 * ESMM_PLAN_TILE_STRIPS));
-    const double cost_normal =
-        esmm_plan_cost(s->steps_normal, strips_a * tiles_b * (double)k, normal_wide, m);
-    const double cost_swapped =
-        esmm_plan_cost(s->steps_swapped, strips_b * tiles_a * (double)k, swapped_wide, n);
+    const double all_normal = strips_a * tiles_b * (double)k;
+    const double all_swapped = strips_b * tiles_a * (double)k;
+    const double cost_normal = esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m);
+    const double cost_swapped = esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n);
     const int normal = cost_normal <= cost_swapped;
     s->orientation = normal ? ESMM_PLAN_SKIP_NORMAL : ESMM_PLAN_SKIP_SWAPPED;
-    /* The share of a step's B-place strips that need it: work counts strip
-     * pairs, each step a tile of ESMM_PLAN_TILE_STRIPS of them. */
+    /* work counts strip pairs, each step a tile of ESMM_PLAN_TILE_STRIPS. */
     const double steps = (double)(normal ? s->steps_normal : s->steps_swapped);
+    const double all_steps = normal ? all_normal : all_swapped;
     s->strip_warps =
-        (double)s->work <= ESMM_PLAN_STRIP_WARPS_AT_MOST * ESMM_PLAN_TILE_STRIPS * steps;
+        (double)s->work <= ESMM_PLAN_STRIP_WARPS_AT_MOST * ESMM_PLAN_TILE_STRIPS * steps &&
+        steps >= ESMM_PLAN_STRIP_WARPS_FROM * all_steps;
     s->decision = (normal ? cost_normal : cost_swapped) > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE
                                                                                : s->orientation;
 }
