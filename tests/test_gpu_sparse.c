@@ -5,9 +5,10 @@
  * strip-generated operands (each 32-row strip of op(A) keeps column k with
  * probability d, each 32-column strip of op(B) keeps row k; exact zeros
  * elsewhere). Also: the dense result against float64 at sampled elements,
- * the planner's choice at density 0.125 and 1, a created non-blocking stream,
- * capture into a CUDA graph,
- * and the extraction timer. Skipped where no CUDA device exists.
+ * the planner's choice at density 0.125 and 1, that planned calls run both
+ * forms of the skipping kernel (pair and strip warps), a created non-blocking
+ * stream, capture into a CUDA graph, and the extraction timer. Skipped where
+ * no CUDA device exists.
  */
 #include <float.h>
 #include <math.h>
@@ -187,6 +188,7 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
         p.steps.steps_normal += count_a[kk] * tiles_b[kk];
         p.steps.steps_swapped += count_b[kk] * tiles_a[kk];
     }
+    p.steps.work = work;
     p.density_a = (double)bits_a / (strips_a * (double)p.k);
     p.density_b = (double)bits_b / (strips_b * (double)p.k);
     p.work_fraction = (double)work / (strips_a * strips_b * (double)p.k);
@@ -313,6 +315,9 @@ static void verify_same_bits(const problem_t *p, const char *path)
           first >= 0 ? (double)p->got[first] : 0.0, first >= 0 ? (double)p->dense[first] : 0.0);
 }
 
+/* Planned calls that skip, by the form of the kernel the plan picks. */
+static int forms_run[2];
+
 /* What esmm_get_last_info says after a planned call. */
 static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d, const char *path)
 {
@@ -323,6 +328,8 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     esmm_plan_decide(&plan, p->m, p->n, p->k, esmm_plan_normal_wide(p->m, p->op_b),
                      esmm_plan_swapped_wide(p->n, p->op_a));
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
+    if (sparse)
+        forms_run[plan.strip_warps != 0]++;
     CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
               fabs(info.density_b - p->density_b) <= STAT_TOL,
           "%s %s: esmm_get_last_info \"%s\", densities %.6f / %.6f, the data have %.6f / %.6f",
@@ -481,6 +488,11 @@ int main(void)
     for (size_t si = 0; si < COUNT_OF(shapes); si++)
         for (size_t di = 0; di < COUNT_OF(densities); di++)
             run_case(h, si, di);
+    /* Both forms of the skipping kernel ran, each checked bit for bit above. */
+    CHECK(forms_run[0] > 0 && forms_run[1] > 0,
+          "planned calls ran the pair-warp form %d times, the strip-warp form %d times",
+          forms_run[0], forms_run[1]);
+    printf("planned skipping calls: %d pair-warp, %d strip-warp\n", forms_run[0], forms_run[1]);
     CHECK(esmm_destroy(h) == ESMM_STATUS_SUCCESS, "esmm_destroy failed");
     printf("total %.2f s\n", now_seconds() - start);
     return check_finish();
