@@ -329,7 +329,7 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
                      esmm_plan_swapped_wide(p->n, p->op_a));
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
     if (sparse)
-        forms_run[plan.strip_warps != 0]++;
+        forms_run[plan.strip_warps && esmm_plan_queues_strip_warps(p->m, p->n, p->k)]++;
     CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
               fabs(info.density_b - p->density_b) <= STAT_TOL,
           "%s %s: esmm_get_last_info \"%s\", densities %.6f / %.6f, the data have %.6f / %.6f",

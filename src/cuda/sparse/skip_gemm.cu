@@ -323,12 +323,11 @@ template <class cfg> struct skip_launch {
 // Runs one orientation's problem q behind gate. When q's wide operand
 // (op(B) = B^T) runs along k and the plan's rule copies it (wide), its
 // k-major copy is made first, behind the same gate, and the kernel reads that
-// instead. Skipping by both operands queues both forms of the kernel, each
-// behind the plan's choice of form; by one, the pair-warp form alone (every
-// warp needs every listed k).
+// instead. With both_forms, both forms of the kernel are queued, each behind
+// the plan's choice of form; else the pair-warp form alone.
 static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, int wide,
                                       const esmm_masks_t &masks, int skip, skip_gate gate,
-                                      bool both, float *partials, float *wide_copy,
+                                      bool both_forms, float *partials, float *wide_copy,
                                       cudaStream_t stream)
 {
     if (wide == ESMM_WIDE_COPIED && wide_copy != nullptr) {
@@ -341,11 +340,11 @@ static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, 
         q.op_b = ESMM_OP_N;
     }
     skip_gate pair_gate = gate;
-    pair_gate.strip_warps = both ? 0 : -1;
+    pair_gate.strip_warps = both_forms ? 0 : -1;
     skip_launch<pair_warps> pair = {masks, skip, pair_gate, partials, stream};
     cudaError_t err = transposed_c ? dispatch_operand_layouts<true>(q, pair)
                                    : dispatch_operand_layouts<false>(q, pair);
-    if (err != cudaSuccess || !both)
+    if (err != cudaSuccess || !both_forms)
         return err;
     skip_gate strip_gate = gate;
     strip_gate.strip_warps = 1;
@@ -364,11 +363,13 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     // both orientations and the plan on the device lets one run (so one
     // wide_copy serves both).
     const bool both = skip == ESMM_SKIP_BY_BOTH;
+    // Skipping by one operand, every warp needs every listed k: pair warps.
+    const bool both_forms = both && esmm_plan_queues_strip_warps(p.m, p.n, p.k);
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
         const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_NORMAL : 0, -1};
         err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_b), masks, (int)skip,
-                                 gate, both, partials, wide_copy, stream);
+                                 gate, both_forms, partials, wide_copy, stream);
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
         const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_SWAPPED : 0, -1};
@@ -376,7 +377,7 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
         err = launch_orientation(transposed_problem(p), true, esmm_plan_swapped_wide(p.n, p.op_a),
-                                 swapped, by, gate, both, partials, wide_copy, stream);
+                                 swapped, by, gate, both_forms, partials, wide_copy, stream);
     }
     return err;
 }
