@@ -48,6 +48,9 @@ static const shape_t shapes[] = {
      * (normal) with padded rows, split along k. */
     {37, 1777, 2051, 1, 1},
     {1777, 37, 2051, 1, 1},
+    /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
+     * padded rows and misaligned bases: the strip-warp form on scalar copies. */
+    {2053, 1031, 2051, 1, 1},
 };
 
 typedef struct {
