@@ -961,8 +961,8 @@ static void test_json_sweep_rows(const bench_summary_t *base)
     report_print_row(f, &s, &rows[0]);
     report_print_row(f, &s, &rows[2]);
     sweep_line_t lines[2] = {
-        {"d = 0.5 (both)", 4096, 2.5, 2.6, 0.8, 0.7, true, {ESMM_PATH_SPARSE, NULL, 0.5, 0.5, 0.25, -1.0}, "pass"},
-        {"d = 0.25 (both)", 4096, 6.0, 2.6, 1.0, NAN, false, {ESMM_PATH_NONE, NULL, 0, 0, 0, 0}, "fail"},
+        {"d = 0.5 (both)", 4096, 2.5, 2.6, 0.8, 0.7, true, {ESMM_PATH_SPARSE, NULL, 0.5, 0.5, 0.25, -1.0, NULL}, "pass"},
+        {"d = 0.25 (both)", 4096, 6.0, 2.6, 1.0, NAN, false, {ESMM_PATH_NONE, NULL, 0, 0, 0, 0, NULL}, "fail"},
     };
     report_print_sweep(f, "targets", "cublas", lines, 2);
     fclose(f);

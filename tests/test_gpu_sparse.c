@@ -49,8 +49,10 @@ static const shape_t shapes[] = {
     {37, 1777, 2051, 1, 1},
     {1777, 37, 2051, 1, 1},
     /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
-     * padded rows and misaligned bases: the strip-warp form on scalar copies. */
+     * padded rows and misaligned bases: the strip-warp form on scalar copies;
+     * then with fewer than 128 C tiles, so it splits k as well. */
     {2053, 1031, 2051, 1, 1},
+    {1400, 1400, 2200, 1, 1},
 };
 
 typedef struct {
@@ -318,7 +320,7 @@ static void verify_same_bits(const problem_t *p, const char *path)
           first >= 0 ? (double)p->got[first] : 0.0, first >= 0 ? (double)p->dense[first] : 0.0);
 }
 
-/* Planned calls that skip, by the form of the kernel the plan picks. */
+/* Planned calls that skipped, by the form of the kernel that ran. */
 static int forms_run[2];
 
 /* What esmm_get_last_info says after a planned call. */
@@ -331,8 +333,17 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     esmm_plan_decide(&plan, p->m, p->n, p->k, esmm_plan_normal_wide(p->m, p->op_b),
                      esmm_plan_swapped_wide(p->n, p->op_a));
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
-    if (sparse)
-        forms_run[plan.strip_warps && esmm_plan_queues_strip_warps(p->m, p->n, p->k)]++;
+    if (sparse) {
+        /* The form esmm_get_last_info reports (read from the device's plan)
+         * against the plan's rule over the test's own statistics. */
+        const int strips = plan.strip_warps && esmm_plan_queues_strip_warps(p->m, p->n, p->k);
+        const char *want_form = strips ? "strip warps" : "pair warps";
+        const int reported = info.form != NULL && strcmp(info.form, "strip warps") == 0;
+        CHECK(info.form != NULL && strcmp(info.form, want_form) == 0,
+              "%s %s: form \"%s\", the plan's rule gives \"%s\"", p->label, path,
+              info.form ? info.form : "(NULL)", want_form);
+        forms_run[reported]++;
+    }
     CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
               fabs(info.density_b - p->density_b) <= STAT_TOL,
           "%s %s: esmm_get_last_info \"%s\", densities %.6f / %.6f, the data have %.6f / %.6f",
@@ -491,7 +502,8 @@ int main(void)
     for (size_t si = 0; si < COUNT_OF(shapes); si++)
         for (size_t di = 0; di < COUNT_OF(densities); di++)
             run_case(h, si, di);
-    /* Both forms of the skipping kernel ran, each checked bit for bit above. */
+    /* Both forms of the skipping kernel ran (as esmm_get_last_info reports),
+     * each checked bit for bit above. */
     CHECK(forms_run[0] > 0 && forms_run[1] > 0,
           "planned calls ran the pair-warp form %d times, the strip-warp form %d times",
           forms_run[0], forms_run[1]);

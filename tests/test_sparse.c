@@ -643,6 +643,14 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
           path_label(t, path), info.density_a, info.density_b, e->density_a, e->density_b);
     CHECK(info.extraction_ms < 0.0, "%s %s: extraction_ms %g without esmm_set_timing", label,
           path_label(t, path), info.extraction_ms);
+    /* A form only for the GPU's skipping kernel; below 2^32 multiply-adds
+     * always pair warps (test_gpu_sparse reaches strip warps). */
+    const char *want_form = NULL;
+    if (t->backend == ESMM_BACKEND_CUDA && info.path == ESMM_PATH_SPARSE)
+        want_form = esmm_plan_queues_strip_warps(p->m, p->n, p->k) ? info.form : "pair warps";
+    CHECK(want_form == NULL ? info.form == NULL
+                            : info.form != NULL && strcmp(info.form, want_form) == 0,
+          "%s %s: form \"%s\"", label, path_label(t, path), info.form ? info.form : "(NULL)");
     if (path >= PATH_SKIP_A && path <= PATH_SKIP_JOINT) {
         const int i = path - PATH_SKIP_A;
         CHECK(info.path == ESMM_PATH_SPARSE && strcmp(kernel, t->skip[i]) == 0,

@@ -42,6 +42,7 @@ class info_t(ctypes.Structure):
         ("density_b", ctypes.c_double),
         ("work_fraction", ctypes.c_double),
         ("extraction_ms", ctypes.c_double),
+        ("form", ctypes.c_char_p),
     ]
 
 

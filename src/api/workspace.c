@@ -142,6 +142,7 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
     info->density_a = info->density_b = -1.0;
     info->work_fraction = last->path == ESMM_PATH_NONE ? 0.0 : 1.0;
     info->extraction_ms = -1.0;
+    info->form = NULL;
     if (!last->planned)
         return ESMM_STATUS_SUCCESS;
     esmm_plan_stats_t stats = last->host_stats;
@@ -171,5 +172,12 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
     }
     if (info->path == ESMM_PATH_DENSE)
         info->work_fraction = 1.0; /* the dense kernel runs all of it */
+    if (handle->backend == ESMM_BACKEND_CUDA && info->path == ESMM_PATH_SPARSE) {
+        /* The strip form runs only where both forms were queued (skip_gemm.cu). */
+        const int strips = last->skip == ESMM_SKIP_BY_BOTH &&
+                           esmm_plan_queues_strip_warps(last->m, last->n, last->k) &&
+                           stats.strip_warps;
+        info->form = strips ? "strip warps" : "pair warps";
+    }
     return ESMM_STATUS_SUCCESS;
 }

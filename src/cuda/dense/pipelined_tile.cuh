@@ -1,6 +1,7 @@
 // Building blocks of the pipelined kernel (08) that the sparse kernels reuse:
 // the tile configuration, cp.async wrappers, the global->shared tile loader
-// and the per-thread 8x8 accumulator with its epilogue.
+// and the per-thread accumulator (4x4 quadrants: 8x8 in the dense kernel,
+// 8x8 or 8x4 in the skipping kernel) with its epilogue.
 #pragma once
 
 #include <cstdint>
@@ -364,12 +365,8 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     static constexpr int ROW = MN + 4;
     static constexpr int CHUNKS_PER_ROW = MN / 4;
     static constexpr int ROWS_PER_PASS = cfg::THREADS / CHUNKS_PER_ROW;
-    // A narrow operand may have more threads than a stage has chunks: those
-    // past the stage's last row copy nothing.
-    static constexpr bool IDLE_THREADS = ROWS_PER_PASS > cfg::BK;
-    static constexpr int ITERS = IDLE_THREADS ? 1 : cfg::BK / ROWS_PER_PASS;
-    static_assert(IDLE_THREADS || ITERS * ROWS_PER_PASS == cfg::BK,
-                  "loader covers the tile exactly");
+    static constexpr int ITERS = cfg::BK / ROWS_PER_PASS;
+    static_assert(ITERS * ROWS_PER_PASS == cfg::BK, "loader covers the tile exactly");
 
     const float *column; // row 0 at this thread's 4 columns, clamped inside
     const float *chunk;  // row k_row of k-tile 0 there
@@ -392,8 +389,6 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     template <bool CHECK_K>
     __device__ __forceinline__ void issue(float *stage, int64_t kt, int64_t k, int64_t ld) const
     {
-        if (IDLE_THREADS && k_row >= cfg::BK)
-            return;
         const float *tile = chunk + kt * cfg::BK * ld;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
@@ -431,8 +426,6 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     template <bool WHOLE, class RowOffset>
     __device__ __forceinline__ void copy_listed(float *stage, int count, RowOffset row_offset) const
     {
-        if (IDLE_THREADS && k_row >= cfg::BK)
-            return;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
             const int entry = k_row + i * ROWS_PER_PASS;

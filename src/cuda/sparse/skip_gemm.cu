@@ -42,16 +42,17 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_> struct skip_config {
     // One k-block (8 k) per thread of the first 128 per segment.
     static constexpr int SEGMENT_KBLOCKS = 128;
     static constexpr int LIST_CAPACITY = SEGMENT_KBLOCKS * 8;
-    // Keep CTAs small enough that the SM's shared-memory carveout leaves the
-    // L1 cache room for the 4-byte gathers of a k-contiguous A (measured: a
-    // 70 KB CTA, three of them needing the 228 KB carveout, ran d = 0.125 6%
-    // slower than 62 KB ones).
+    // What the CTAs of an SM take decides the carveout, and what it leaves
+    // the L1 that the 4-byte gathers of a k-contiguous A hit (measured for
+    // pair warps: three 70 KB CTAs, needing the 228 KB carveout, ran d = 0.125
+    // 6% slower than three of 62 KB).
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float) +
                                       LIST_CAPACITY * (int)(sizeof(int) + sizeof(uint8_t));
     static constexpr int CTAS_PER_SM = CTAS_PER_SM_;
     static_assert(BK <= 32, "a stage's needs fit one ballot");
     static_assert(B_STRIPS <= 8, "a listed k's needs fit one byte");
     static_assert(SEGMENT_KBLOCKS <= THREADS, "a thread per k-block of a segment");
+    static_assert(LIST_CAPACITY % BK == 0, "a stage's reads of the list stay inside it");
 };
 
 // Two forms, measured on the H100 at 4096^3 (esmm_sgemm, ms):
