@@ -330,14 +330,14 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     memset(&info, 0, sizeof info);
     const esmm_status_t st = esmm_get_last_info(h, &info);
     esmm_plan_stats_t plan = p->steps;
-    esmm_plan_decide(&plan, p->m, p->n, p->k, esmm_plan_normal_wide(p->m, p->op_b),
+    esmm_plan_decide(&plan, p->m, p->n, p->k, ESMM_SKIP_BY_BOTH,
+                     esmm_plan_normal_wide(p->m, p->op_b),
                      esmm_plan_swapped_wide(p->n, p->op_a));
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
     if (sparse) {
         /* The form esmm_get_last_info reports (read from the device's plan)
          * against the plan's rule over the test's own statistics. */
-        const int strips = plan.strip_warps && esmm_plan_queues_strip_warps(p->m, p->n, p->k);
-        const char *want_form = strips ? "strip warps" : "pair warps";
+        const char *want_form = plan.strip_warps ? "strip warps" : "pair warps";
         const int reported = info.form != NULL && strcmp(info.form, "strip warps") == 0;
         CHECK(info.form != NULL && strcmp(info.form, want_form) == 0,
               "%s %s: form \"%s\", the plan's rule gives \"%s\"", p->label, path,

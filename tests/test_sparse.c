@@ -346,7 +346,7 @@ static int plan_is_sparse(const target_t *t, const expected_t *e, int64_t m, int
     if (t->backend == ESMM_BACKEND_CPU)
         return (double)e->work[ESMM_SKIP_BY_BOTH] <= ESMM_PLAN_CPU_SKIP_BELOW * (double)e->total;
     esmm_plan_stats_t stats = e->steps;
-    esmm_plan_decide(&stats, m, n, k, esmm_plan_normal_wide(m, op_b),
+    esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, esmm_plan_normal_wide(m, op_b),
                      esmm_plan_swapped_wide(n, op_a));
     return stats.decision != ESMM_PLAN_DENSE;
 }
@@ -647,7 +647,9 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
      * always pair warps (test_gpu_sparse reaches strip warps). */
     const char *want_form = NULL;
     if (t->backend == ESMM_BACKEND_CUDA && info.path == ESMM_PATH_SPARSE)
-        want_form = esmm_plan_queues_strip_warps(p->m, p->n, p->k) ? info.form : "pair warps";
+        want_form = esmm_plan_queues_strip_warps(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k)
+                        ? info.form
+                        : "pair warps";
     CHECK(want_form == NULL ? info.form == NULL
                             : info.form != NULL && strcmp(info.form, want_form) == 0,
           "%s %s: form \"%s\"", label, path_label(t, path), info.form ? info.form : "(NULL)");

@@ -290,7 +290,6 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
     const esmm_skip_by_t skip = request->kind == RUN_SKIP ? request->skip : ESMM_SKIP_BY_BOTH;
     esmm_last_call_t *last = &handle->last;
     last->planned = 1;
-    last->skip = (int)skip;
     last->path = ESMM_PATH_SPARSE;
     last->kernel = request->name;
     if (cuda) {

@@ -15,7 +15,6 @@ typedef struct {
     const char *kernel;     /* the kernel, or NULL when the plan decides on the device */
     int64_t m, n, k;
     int planned;            /* stats describe this call */
-    int skip;               /* its esmm_skip_by_t when planned */
     int timed;              /* timer events bracket its extractions */
     const esmm_plan_stats_t *device_stats; /* CUDA: in the workspace */
     esmm_plan_stats_t host_stats;          /* CPU: filled directly */

@@ -172,12 +172,7 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
     }
     if (info->path == ESMM_PATH_DENSE)
         info->work_fraction = 1.0; /* the dense kernel runs all of it */
-    if (handle->backend == ESMM_BACKEND_CUDA && info->path == ESMM_PATH_SPARSE) {
-        /* The strip form runs only where both forms were queued (skip_gemm.cu). */
-        const int strips = last->skip == ESMM_SKIP_BY_BOTH &&
-                           esmm_plan_queues_strip_warps(last->m, last->n, last->k) &&
-                           stats.strip_warps;
-        info->form = strips ? "strip warps" : "pair warps";
-    }
+    if (handle->backend == ESMM_BACKEND_CUDA && info->path == ESMM_PATH_SPARSE)
+        info->form = stats.strip_warps ? "strip warps" : "pair warps";
     return ESMM_STATUS_SUCCESS;
 }

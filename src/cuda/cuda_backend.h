@@ -123,7 +123,7 @@ typedef struct {
     unsigned int blocks_done; /* the last plan block to finish decides */
     int decision;             /* an esmm_plan_decision_t */
     int orientation;          /* the cheaper skipping orientation, even when dense wins */
-    int strip_warps;          /* 1: the kernel's strip-warp form, 0: its pair-warp form */
+    int strip_warps;          /* the skipping kernel's form that runs: 1 strip warps, 0 pair */
 } esmm_plan_stats_t;
 
 typedef enum {
@@ -214,12 +214,22 @@ static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, d
     return wide == ESMM_WIDE_COPIED ? share + ESMM_PLAN_COPY_COST / (double)other : share;
 }
 
-/* Fills decision, orientation and form from complete statistics: normal_wide /
- * swapped_wide say how that orientation reads its wide operand
- * (esmm_plan_normal_wide, esmm_plan_swapped_wide). */
+/* Whether skipping by `skip` (an esmm_skip_by_t) queues the strip-warp form
+ * beside the pair-warp one for an m x n x k product: only skipping by both
+ * operands can favour it, and only large products repay its launches. */
+static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_t m, int64_t n,
+                                                                int64_t k)
+{
+    return skip == ESMM_SKIP_BY_BOTH &&
+           (double)m * (double)n * (double)k >= ESMM_PLAN_STRIP_WARPS_MIN_PRODUCT;
+}
+
+/* Fills decision, orientation and form from complete statistics of a product
+ * skipping by `skip`: normal_wide / swapped_wide say how that orientation
+ * reads its wide operand (esmm_plan_normal_wide, esmm_plan_swapped_wide). */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
-                                                     int64_t n, int64_t k, int normal_wide,
-                                                     int swapped_wide)
+                                                     int64_t n, int64_t k, int skip,
+                                                     int normal_wide, int swapped_wide)
 {
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
@@ -236,18 +246,11 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
     const double steps = (double)(normal ? s->steps_normal : s->steps_swapped);
     const double all_steps = normal ? all_normal : all_swapped;
     s->strip_warps =
+        esmm_plan_queues_strip_warps(skip, m, n, k) &&
         (double)s->work <= ESMM_PLAN_STRIP_WARPS_AT_MOST * ESMM_PLAN_TILE_STRIPS * steps &&
         steps >= ESMM_PLAN_STRIP_WARPS_FROM * all_steps;
     s->decision = (normal ? cost_normal : cost_swapped) > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE
                                                                                : s->orientation;
-}
-
-/* Whether skipping by both operands queues the strip-warp form beside the
- * pair-warp one for an m x n x k product (else the plan's strip_warps is
- * moot: the pair form runs). */
-static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int64_t m, int64_t n, int64_t k)
-{
-    return (double)m * (double)n * (double)k >= ESMM_PLAN_STRIP_WARPS_MIN_PRODUCT;
 }
 
 /* Row length (floats) of the k-major copy of an operand with `rows` rows

@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(THREADS)
         totals.steps_normal = atomicAdd(&stats->steps_normal, 0ull);
         totals.steps_swapped = atomicAdd(&stats->steps_swapped, 0ull);
         totals.work = atomicAdd(&stats->work, 0ull);
-        esmm_plan_decide(&totals, m, n, k, normal_wide, swapped_wide);
+        esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide);
         stats->decision = totals.decision;
         stats->orientation = totals.orientation;
         stats->strip_warps = totals.strip_warps;

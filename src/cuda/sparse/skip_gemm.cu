@@ -365,7 +365,7 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     // wide_copy serves both).
     const bool both = skip == ESMM_SKIP_BY_BOTH;
     // Skipping by one operand, every warp needs every listed k: pair warps.
-    const bool both_forms = both && esmm_plan_queues_strip_warps(p.m, p.n, p.k);
+    const bool both_forms = esmm_plan_queues_strip_warps(skip, p.m, p.n, p.k);
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
         const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_NORMAL : 0, -1};
