@@ -40,72 +40,40 @@ template <int K_TILE, int STAGE_COUNT> struct pipelined_config {
     static_assert((BN / (4 * QN)) % 8 == 0, "a warp spans 8 thread columns");
 };
 
-// Plain copies for data known to be inside the matrix; the _zfill forms copy
-// nothing and write zeros when valid is false.
-__device__ __forceinline__ void cp_async_16(float *dst, const float *src)
+// One cp.async of a SIZE-byte chunk (16: cached in L2 only, 4: in L1 too),
+// issued only when copy is true (else the stage keeps what it held).
+template <int SIZE>
+__device__ __forceinline__ void cp_async(float *dst, const float *src, bool copy = true)
 {
+    static_assert(SIZE == 16 || SIZE == 4, "cp.async copies 16 or 4 bytes here");
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+    if (SIZE == 16)
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                     " @p cp.async.cg.shared.global [%0], [%1], 16;\n}\n" ::"r"(d),
+                     "l"(src), "r"((int)copy));
+    else
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                     " @p cp.async.ca.shared.global [%0], [%1], 4;\n}\n" ::"r"(d),
+                     "l"(src), "r"((int)copy));
 }
 
-__device__ __forceinline__ void cp_async_4(float *dst, const float *src)
+// The same, copying the first `bytes` (0..SIZE) and zero-filling the rest;
+// the fill costs a few instructions per copy (it shifts the source address).
+template <int SIZE>
+__device__ __forceinline__ void cp_async_zfill(float *dst, const float *src, int bytes,
+                                               bool copy = true)
 {
+    static_assert(SIZE == 16 || SIZE == 4, "cp.async copies 16 or 4 bytes here");
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
+    if (SIZE == 16)
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                     " @p cp.async.cg.shared.global [%0], [%1], 16, %3;\n}\n" ::"r"(d),
+                     "l"(src), "r"((int)copy), "r"(bytes));
+    else
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                     " @p cp.async.ca.shared.global [%0], [%1], 4, %3;\n}\n" ::"r"(d),
+                     "l"(src), "r"((int)copy), "r"(bytes));
 }
-
-// Copies the first `bytes` (0..16) of a 16-byte chunk and zero-fills the rest.
-__device__ __forceinline__ void cp_async_16_zfill(float *dst, const float *src, int bytes)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
-                 "r"(bytes));
-}
-
-__device__ __forceinline__ void cp_async_4_zfill(float *dst, const float *src, bool valid)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
-                 "r"(valid ? 4 : 0));
-}
-
-// Predicated forms for gathered rows: nothing is copied (and the stage keeps
-// what it held) when copy is false. The _zfill_if forms copy `bytes`
-// (0..16 / 0..4) and zero-fill the rest; a plain form saves the instructions
-// that shift the source address for the fill.
-#define ESMM_CP_ASYNC_IF(cache, size, extra)                                                       \
-    "{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n @p cp.async." cache                              \
-    ".shared.global [%0], [%1], " size extra ";\n}\n"
-
-__device__ __forceinline__ void cp_async_16_if(float *dst, const float *src, bool copy)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile(ESMM_CP_ASYNC_IF("cg", "16", "") ::"r"(d), "l"(src), "r"((int)copy));
-}
-
-__device__ __forceinline__ void cp_async_16_zfill_if(float *dst, const float *src, int bytes,
-                                                     bool copy)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile(ESMM_CP_ASYNC_IF("cg", "16", ", %3") ::"r"(d), "l"(src), "r"((int)copy),
-                 "r"(bytes));
-}
-
-__device__ __forceinline__ void cp_async_4_if(float *dst, const float *src, bool copy)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile(ESMM_CP_ASYNC_IF("ca", "4", "") ::"r"(d), "l"(src), "r"((int)copy));
-}
-
-__device__ __forceinline__ void cp_async_4_zfill_if(float *dst, const float *src, int bytes,
-                                                    bool copy)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile(ESMM_CP_ASYNC_IF("ca", "4", ", %3") ::"r"(d), "l"(src), "r"((int)copy),
-                 "r"(bytes));
-}
-
-#undef ESMM_CP_ASYNC_IF
 
 __device__ __forceinline__ void cp_async_commit()
 {
@@ -330,9 +298,9 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
                 if (CHECK_K) {
                     // Column 0 of the row is a safe address for the zero fill.
                     const bool ok = kt * cfg::BK + kg * 8 + k_lane < k;
-                    cp_async_4_zfill(dst, ok ? src : row[r] - k_lane, ok);
+                    cp_async_zfill<4>(dst, ok ? src : row[r] - k_lane, ok ? 4 : 0);
                 } else {
-                    cp_async_4(dst, src);
+                    cp_async<4>(dst, src);
                 }
             }
     }
@@ -353,8 +321,8 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
             const int64_t kk = row_offset(entry);
 #pragma unroll
             for (int r = 0; r < ROW_GROUPS; ++r)
-                cp_async_4_if(stage + smem_offset + kg * 8 * ROW + r * cfg::WARPS * 4,
-                              row[r] - k_lane + kk, ok);
+                cp_async<4>(stage + smem_offset + kg * 8 * ROW + r * cfg::WARPS * 4,
+                            row[r] - k_lane + kk, ok);
         }
     }
 };
@@ -397,12 +365,12 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
             float *dst = stage + smem_offset + i * ROWS_PER_PASS * ROW;
             if (LAYOUT == tile_layout::MN_VECTOR) {
                 // Partial chunks copy their valid bytes and zero-fill the rest.
-                cp_async_16_zfill(dst, k_ok ? src : chunk, k_ok ? valid * 4 : 0);
+                cp_async_zfill<16>(dst, k_ok ? src : chunk, k_ok ? valid * 4 : 0);
             } else {
 #pragma unroll
                 for (int j = 0; j < 4; ++j) {
                     const bool ok = k_ok && j < valid;
-                    cp_async_4_zfill(dst + j, ok ? src + j : chunk, ok);
+                    cp_async_zfill<4>(dst + j, ok ? src + j : chunk, ok ? 4 : 0);
                 }
             }
         }
@@ -433,13 +401,13 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
             const float *src = column + row_offset(entry);
             float *dst = stage + smem_offset + i * ROWS_PER_PASS * ROW;
             if (WHOLE) {
-                cp_async_16_if(dst, src, ok);
+                cp_async<16>(dst, src, ok);
             } else if (LAYOUT == tile_layout::MN_VECTOR) {
-                cp_async_16_zfill_if(dst, src, valid * 4, ok);
+                cp_async_zfill<16>(dst, src, valid * 4, ok);
             } else {
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
-                    cp_async_4_zfill_if(dst + j, j < valid ? src + j : src, j < valid ? 4 : 0, ok);
+                    cp_async_zfill<4>(dst + j, j < valid ? src + j : src, j < valid ? 4 : 0, ok);
             }
         }
     }
