@@ -1010,6 +1010,45 @@ static void check_planner(const target_t *t)
     operands_free(&o);
 }
 
+/* The dense path's k-major copy (esmm_dense_copy): only when both operands
+ * run along k, of the operand with fewer rows, from the copy rule's edge on
+ * (C's other side at least ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST), and
+ * the workspace holds it. Host rule only: the GPU suite checks the products
+ * that read the copy against the dense kernel bit for bit. */
+static void check_dense_copy_rule(void)
+{
+    const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
+    const struct {
+        int64_t m, n;
+        esmm_operation_t op_a, op_b;
+        int want;
+    } cases[] = {
+        {1797, 2048, ESMM_OP_N, ESMM_OP_T, edge <= 2048 ? ESMM_COPY_A : ESMM_COPY_NONE},
+        {edge, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A},
+        {edge - 1, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
+        {37, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A},
+        {37, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
+        {edge, 37, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
+        {edge + 1, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
+        {4096, 4096, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
+    };
+    const int64_t k = 300;
+    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+        const int got = esmm_dense_copy(cases[i].m, cases[i].n, cases[i].op_a, cases[i].op_b);
+        CHECK(got == cases[i].want, "esmm_dense_copy(%lld, %lld, %s, %s) = %d, expected %d",
+              (long long)cases[i].m, (long long)cases[i].n, op_label(cases[i].op_a),
+              op_label(cases[i].op_b), got, cases[i].want);
+        const int64_t rows = got == ESMM_COPY_A ? cases[i].m : cases[i].n;
+        const int64_t need = got == ESMM_COPY_NONE ? 0 : esmm_wide_copy_ld(rows) * k;
+        CHECK(esmm_wide_copy_floats(cases[i].m, cases[i].n, k, cases[i].op_a, cases[i].op_b) >=
+                  need,
+              "esmm_wide_copy_floats(%lld, %lld, %lld) is short of the dense path's copy",
+              (long long)cases[i].m, (long long)cases[i].n, (long long)k);
+    }
+}
+
 /* extraction_ms is measured only while timing is on. */
 static void check_timing(const target_t *t)
 {
@@ -1402,6 +1441,7 @@ int main(void)
         sweep_shape(&t, &sweep_shapes[i], 0x5BA55u + 0x100000u * i);
     check_non_finite(&t);
     check_planner(&t);
+    check_dense_copy_rule();
     check_timing(&t);
     check_known_densities(&t);
     check_pattern_mismatch(&t);

@@ -307,10 +307,12 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         float *wide_copy = layout.wide_copy_bytes > 0
                                ? (float *)((uint8_t *)handle->workspace + layout.wide_copy)
                                : NULL;
-        st = esmm_cuda_run_skip(p, &masks, skip, stats, planned, partials, wide_copy,
-                                handle->stream);
+        st = esmm_cuda_copy_operand(p, skip, stats, planned, wide_copy, handle->stream);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_cuda_run_skip(p, &masks, skip, stats, planned, partials, wide_copy,
+                                    handle->stream);
         if (st == ESMM_STATUS_SUCCESS && planned)
-            st = esmm_cuda_run_dense_gated(p, stats, partials, handle->stream);
+            st = esmm_cuda_run_dense_gated(p, stats, partials, wide_copy, handle->stream);
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_finish_splits(p, partials, handle->stream);
         return st;

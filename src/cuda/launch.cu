@@ -9,6 +9,7 @@
 #include "cuda/scale_c.cuh"
 #include "cuda/sparse/plan.cuh"
 #include "cuda/sparse/skip_gemm.cuh"
+#include "cuda/transpose_operand.cuh"
 #include "cuda/spmm/csr_layout.cuh"
 
 extern "C" {
@@ -34,7 +35,7 @@ cudaError_t run_unsplit(const esmm_gemm_problem_t &p, float *, cudaStream_t stre
 
 cudaError_t run_pipelined(const esmm_gemm_problem_t &p, float *partials, cudaStream_t stream)
 {
-    cudaError_t err = launch_pipelined_gated(p, nullptr, partials, stream);
+    cudaError_t err = launch_pipelined_gated(p, nullptr, partials, nullptr, stream);
     return err == cudaSuccess ? launch_finish_splits(p, partials, stream) : err;
 }
 
@@ -192,10 +193,20 @@ extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,
 
 extern "C" esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
                                                    const esmm_plan_stats_t *gate,
-                                                   float *partials, void *stream)
+                                                   float *partials, float *wide_copy,
+                                                   void *stream)
 {
-    return status_from(
-        launch_pipelined_gated(*p, gate, partials, static_cast<cudaStream_t>(stream)));
+    return status_from(launch_pipelined_gated(*p, gate, partials, wide_copy,
+                                              static_cast<cudaStream_t>(stream)));
+}
+
+extern "C" esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p,
+                                                esmm_skip_by_t skip,
+                                                const esmm_plan_stats_t *plan, int planned,
+                                                float *wide_copy, void *stream)
+{
+    return status_from(launch_copy_operand(*p, skip, plan, planned != 0, wide_copy,
+                                           static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes)

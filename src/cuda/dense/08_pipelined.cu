@@ -13,6 +13,7 @@
 #include "cuda/dense/ladder.cuh"
 #include "cuda/dense/pipelined_tile.cuh"
 #include "cuda/sparse/plan_gate.cuh"
+#include "cuda/transpose_operand.cuh"
 
 namespace {
 
@@ -108,8 +109,10 @@ struct pipelined_launch {
 } // namespace
 
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
-                                   float *partials, cudaStream_t stream)
+                                   float *partials, const float *wide_copy, cudaStream_t stream)
 {
     pipelined_launch launch = {gate, partials, stream};
-    return dispatch_layouts(p, launch);
+    const int copied =
+        wide_copy != nullptr ? esmm_dense_copy(p.m, p.n, p.op_a, p.op_b) : ESMM_COPY_NONE;
+    return dispatch_layouts(reading_copy(p, copied, wide_copy), launch);
 }

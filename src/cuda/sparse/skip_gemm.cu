@@ -22,7 +22,7 @@
 #include "cuda/dense/pipelined_tile.cuh"
 #include "cuda/sparse/plan_gate.cuh"
 #include "cuda/sparse/skip_gemm.cuh"
-#include "cuda/sparse/transpose_operand.cuh"
+#include "cuda/transpose_operand.cuh"
 
 namespace {
 
@@ -322,24 +322,17 @@ template <class cfg> struct skip_launch {
 } // namespace
 
 // Runs one orientation's problem q behind gate. When q's wide operand
-// (op(B) = B^T) runs along k and the plan's rule copies it (wide), its
-// k-major copy is made first, behind the same gate, and the kernel reads that
-// instead. With both_forms, both forms of the kernel are queued, each behind
-// the plan's choice of form; else the pair-warp form alone.
+// (op(B) = B^T) runs along k and the plan's rule copies it (wide), the kernel
+// reads its k-major copy (launch_copy_operand made it). With both_forms, both
+// forms of the kernel are queued, each behind the plan's choice of form; else
+// the pair-warp form alone.
 static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, int wide,
                                       const esmm_masks_t &masks, int skip, skip_gate gate,
                                       bool both_forms, float *partials, float *wide_copy,
                                       cudaStream_t stream)
 {
-    if (wide == ESMM_WIDE_COPIED && wide_copy != nullptr) {
-        const cudaError_t err =
-            launch_transpose_operand(q.b, q.ldb, q.n, q.k, wide_copy, gate, stream);
-        if (err != cudaSuccess)
-            return err;
-        q.b = wide_copy;
-        q.ldb = esmm_wide_copy_ld(q.n);
-        q.op_b = ESMM_OP_N;
-    }
+    if (wide == ESMM_WIDE_COPIED && wide_copy != nullptr)
+        q = reading_copy(q, ESMM_COPY_B, wide_copy);
     skip_gate pair_gate = gate;
     pair_gate.strip_warps = both_forms ? 0 : -1;
     skip_launch<pair_warps> pair = {masks, skip, pair_gate, partials, stream};

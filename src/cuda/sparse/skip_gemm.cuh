@@ -13,7 +13,7 @@ extern "C" {
 // skipping. k must be below 2^31 - 8. It splits k as the dense kernel does
 // (esmm_k_split), into partials. wide_copy (esmm_wide_copy_floats floats, or
 // nullptr to read the operands as they are) holds the k-major copy of the
-// operand in B's place when that runs along k.
+// operand in B's place when that runs along k (launch_copy_operand made it).
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
                              esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
                              float *partials, float *wide_copy, cudaStream_t stream);

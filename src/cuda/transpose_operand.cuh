@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "cuda/cuda_backend.h"
+#include "gemm_problem.h"
+}
+
+// esmm_cuda_copy_operand: writes into out the k-major copy that the path the
+// plan lets run reads, one launch (see transpose_operand.cu).
+cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t skip,
+                                const esmm_plan_stats_t *plan, bool planned, float *out,
+                                cudaStream_t stream);
+
+// p reading the k-major copy `copy` in place of A (ESMM_COPY_A: A was
+// m x k with op N) or of B (ESMM_COPY_B: B was n x k with op T); the
+// same products in the same order of k, so the same bits.
+inline esmm_gemm_problem_t reading_copy(esmm_gemm_problem_t p, int which, const float *copy)
+{
+    if (which == ESMM_COPY_A) {
+        p.a = copy, p.lda = esmm_wide_copy_ld(p.m), p.op_a = ESMM_OP_T;
+    } else if (which == ESMM_COPY_B) {
+        p.b = copy, p.ldb = esmm_wide_copy_ld(p.n), p.op_b = ESMM_OP_N;
+    }
+    return p;
+}
