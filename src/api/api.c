@@ -258,10 +258,15 @@ static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_
         else
             host_start = wall_ms();
     }
-    if (st == ESMM_STATUS_SUCCESS && pattern_a == NULL)
-        st = esmm_extract_masks(handle, 0, p->op_a, p->a, p->lda, p->m, p->k, a);
-    if (st == ESMM_STATUS_SUCCESS && pattern_b == NULL)
-        st = esmm_extract_masks(handle, 1, p->op_b, p->b, p->ldb, p->n, p->k, b);
+    if (st == ESMM_STATUS_SUCCESS && cuda && pattern_a == NULL && pattern_b == NULL) {
+        st = esmm_cuda_extract_both(p, a->bits, a->nonfinite, b->bits, b->nonfinite,
+                                    handle->stream);
+    } else {
+        if (st == ESMM_STATUS_SUCCESS && pattern_a == NULL)
+            st = esmm_extract_masks(handle, 0, p->op_a, p->a, p->lda, p->m, p->k, a);
+        if (st == ESMM_STATUS_SUCCESS && pattern_b == NULL)
+            st = esmm_extract_masks(handle, 1, p->op_b, p->b, p->ldb, p->n, p->k, b);
+    }
     if (st == ESMM_STATUS_SUCCESS && handle->timing) {
         handle->last.timed = 1;
         if (cuda)

@@ -94,6 +94,10 @@ esmm_status_t esmm_cuda_extract_a(esmm_operation_t op, const float *a, int64_t l
                                   int64_t k, uint8_t *bits, uint8_t *nonfinite, void *stream);
 esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_t k,
                                   int64_t n, uint8_t *bits, uint8_t *nonfinite, void *stream);
+/* Both operands of a product in one launch (the two above, sharing the GPU). */
+esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
+                                     uint8_t *a_nonfinite, uint8_t *b_bits,
+                                     uint8_t *b_nonfinite, void *stream);
 
 /* The masks of both operands of one product (device pointers; layout of
  * patterns/pattern_layout.h; strips_a = ceil(m/32), strips_b = ceil(n/32)). */

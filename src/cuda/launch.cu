@@ -141,26 +141,53 @@ extern "C" esmm_status_t esmm_cuda_scale_c(int64_t m, int64_t n, float beta, flo
     return status_from(launch_scale_c(m, n, beta, c, ldc, static_cast<cudaStream_t>(stream)));
 }
 
+namespace {
+
 // op(A) is m x k: stored m x k (strips of stored rows) for N, k x m for T.
+pattern_extraction extraction_of_a(esmm_operation_t op, const float *a, int64_t lda, int64_t m,
+                                   int64_t k, uint8_t *bits, uint8_t *nonfinite)
+{
+    const bool n = op == ESMM_OP_N;
+    return pattern_extraction{n ? pattern_strips::of_stored_rows : pattern_strips::of_stored_cols,
+                              a, lda, n ? m : k, n ? k : m, bits, nonfinite};
+}
+
+// op(B) is k x n: stored k x n (strips of stored columns) for N, n x k for T.
+pattern_extraction extraction_of_b(esmm_operation_t op, const float *b, int64_t ldb, int64_t k,
+                                   int64_t n, uint8_t *bits, uint8_t *nonfinite)
+{
+    const bool t = op == ESMM_OP_T;
+    return pattern_extraction{t ? pattern_strips::of_stored_rows : pattern_strips::of_stored_cols,
+                              b, ldb, t ? n : k, t ? k : n, bits, nonfinite};
+}
+
+} // namespace
+
 extern "C" esmm_status_t esmm_cuda_extract_a(esmm_operation_t op, const float *a, int64_t lda,
                                              int64_t m, int64_t k, uint8_t *bits,
                                              uint8_t *nonfinite, void *stream)
 {
-    const bool n = op == ESMM_OP_N;
-    return status_from(launch_extract_pattern(
-        n ? pattern_strips::of_stored_rows : pattern_strips::of_stored_cols, a, lda, n ? m : k,
-        n ? k : m, bits, nonfinite, static_cast<cudaStream_t>(stream)));
+    const pattern_extraction e = extraction_of_a(op, a, lda, m, k, bits, nonfinite);
+    return status_from(launch_extract_patterns(&e, nullptr, static_cast<cudaStream_t>(stream)));
 }
 
-// op(B) is k x n: stored k x n (strips of stored columns) for N, n x k for T.
 extern "C" esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b, int64_t ldb,
                                              int64_t k, int64_t n, uint8_t *bits,
                                              uint8_t *nonfinite, void *stream)
 {
-    const bool t = op == ESMM_OP_T;
-    return status_from(launch_extract_pattern(
-        t ? pattern_strips::of_stored_rows : pattern_strips::of_stored_cols, b, ldb, t ? n : k,
-        t ? k : n, bits, nonfinite, static_cast<cudaStream_t>(stream)));
+    const pattern_extraction e = extraction_of_b(op, b, ldb, k, n, bits, nonfinite);
+    return status_from(launch_extract_patterns(&e, nullptr, static_cast<cudaStream_t>(stream)));
+}
+
+extern "C" esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
+                                                uint8_t *a_nonfinite, uint8_t *b_bits,
+                                                uint8_t *b_nonfinite, void *stream)
+{
+    const pattern_extraction a =
+        extraction_of_a(p->op_a, p->a, p->lda, p->m, p->k, a_bits, a_nonfinite);
+    const pattern_extraction b =
+        extraction_of_b(p->op_b, p->b, p->ldb, p->k, p->n, b_bits, b_nonfinite);
+    return status_from(launch_extract_patterns(&a, &b, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_stream_synchronize(void *stream)

@@ -112,17 +112,90 @@ __device__ __forceinline__ uint32_t max4(uint4 v)
 struct extract_args {
     const float *x;
     int64_t ld, rows, cols; // the stored matrix
+    bool by_rows;           // strips of stored rows (else of stored columns)
     bool vector_rows;       // x and ld keep every row 16-byte aligned
     int64_t tiles_across, tiles;
     int64_t strips, kblocks;
     uint8_t *bits, *nonfinite;
 };
 
-template <pattern_strips STRIPS>
-__global__ __launch_bounds__(THREADS, MIN_BLOCKS_PER_SM) void extract_pattern_kernel(
-    const extract_args a)
+// Strips of stored rows: the tile is one strip by 16 K blocks.
+__device__ __forceinline__ void extract_strip_of_rows(const extract_args &a, int lane,
+                                                      int64_t tile_row, int64_t tile_col,
+                                                      int64_t col, int tile_rows,
+                                                      const float *tile_start)
 {
-    const int64_t tile = (int64_t)blockIdx.x * WARPS_PER_BLOCK + threadIdx.x / WARP;
+    // A repeated last row changes no maximum.
+    uint4 column_max = make_uint4(0, 0, 0, 0);
+    fold_tile(tile_start, a.ld, tile_rows, col, a.cols, a.vector_rows, [&](int, uint4 m) {
+        column_max = make_uint4(max(column_max.x, m.x), max(column_max.y, m.y),
+                                max(column_max.z, m.z), max(column_max.w, m.w));
+    });
+    const uint32_t c[LANE_COLS] = {column_max.x, column_max.y, column_max.z, column_max.w};
+    uint32_t nibbles = 0; // nonzero in bits 0-3, nonfinite in bits 4-7
+#pragma unroll
+    for (int i = 0; i < LANE_COLS; ++i)
+        nibbles |= (uint32_t)(c[i] != 0) << i | (uint32_t)(c[i] >= INF_BITS) << (i + 4);
+    const uint32_t partner = __shfl_xor_sync(ALL_LANES, nibbles, 1);
+    const bool low = lane % 2 == 0;
+    const uint32_t lo = low ? nibbles : partner, hi = low ? partner : nibbles;
+    // The even lane of a pair writes the nonzero byte, the odd one the nonfinite byte.
+    const int64_t kb = tile_col * (TILE_COLS / ESMM_PATTERN_BK) + lane / 2;
+    if (kb < a.kblocks) {
+        const int64_t at = tile_row * a.kblocks + kb;
+        if (low)
+            a.bits[at] = (uint8_t)((lo & 0xfu) | (hi & 0xfu) << 4);
+        else
+            a.nonfinite[at] = (uint8_t)(lo >> 4 | (hi & 0xf0u));
+    }
+}
+
+// Strips of stored columns: the tile is 4 K blocks by 4 strips.
+__device__ __forceinline__ void extract_strips_of_cols(const extract_args &a, int lane,
+                                                       int64_t tile_row, int64_t tile_col,
+                                                       int64_t col, int tile_rows,
+                                                       const float *tile_start)
+{
+    uint32_t nonzero_rows = 0, nonfinite_rows = 0; // bit r: row r of the tile
+    fold_tile(tile_start, a.ld, tile_rows, col, a.cols, a.vector_rows, [&](int r, uint4 m) {
+        const uint32_t row_max = max4(m);
+        nonzero_rows |= (uint32_t)(row_max != 0) << r;
+        nonfinite_rows |= (uint32_t)(row_max >= INF_BITS) << r;
+    });
+    // Repeats of the last row stand for rows past the matrix: clear their bits.
+    const uint32_t rows_in = tile_rows == TILE_ROWS ? ~0u : (1u << tile_rows) - 1;
+    nonzero_rows &= rows_in;
+    nonfinite_rows &= rows_in;
+    constexpr int strip_lanes = ESMM_PATTERN_STRIP / LANE_COLS;
+#pragma unroll
+    for (int offset = 1; offset < strip_lanes; offset *= 2) {
+        nonzero_rows |= __shfl_xor_sync(ALL_LANES, nonzero_rows, offset);
+        nonfinite_rows |= __shfl_xor_sync(ALL_LANES, nonfinite_rows, offset);
+    }
+    // Lanes 0-3 of a strip write its nonzero bytes, lanes 4-7 its nonfinite bytes.
+    constexpr int row_bytes = TILE_ROWS / ESMM_PATTERN_BK;
+    const int lane_in_strip = lane % strip_lanes;
+    const int byte = lane_in_strip % row_bytes;
+    const int64_t strip = tile_col * (TILE_COLS / ESMM_PATTERN_STRIP) + lane / strip_lanes;
+    const int64_t kb = tile_row * row_bytes + byte;
+    if (strip < a.strips && kb < a.kblocks) {
+        const bool want_nonzero = lane_in_strip < row_bytes;
+        uint8_t *out = want_nonzero ? a.bits : a.nonfinite;
+        const uint32_t word = want_nonzero ? nonzero_rows : nonfinite_rows;
+        out[strip * a.kblocks + kb] = (uint8_t)(word >> (ESMM_PATTERN_BK * byte));
+    }
+}
+
+// One or two operands in one launch: blocks below first_blocks take the
+// first, the rest the second, so both extractions of a product share the GPU
+// (each alone fills few SMs at moderate sizes) and cost one launch.
+__global__ __launch_bounds__(THREADS, MIN_BLOCKS_PER_SM) void extract_pattern_kernel(
+    const extract_args first, const extract_args second, unsigned first_blocks)
+{
+    const bool in_first = blockIdx.x < first_blocks;
+    const extract_args a = in_first ? first : second;
+    const int64_t block = in_first ? blockIdx.x : blockIdx.x - first_blocks;
+    const int64_t tile = block * WARPS_PER_BLOCK + threadIdx.x / WARP;
     if (tile >= a.tiles)
         return; // the whole warp: the shuffles below see only full warps
     const int lane = threadIdx.x % WARP;
@@ -131,90 +204,58 @@ __global__ __launch_bounds__(THREADS, MIN_BLOCKS_PER_SM) void extract_pattern_ke
     const int64_t col = tile_col * TILE_COLS + lane * LANE_COLS;
     const int tile_rows = (int)min(a.rows - row0, (int64_t)TILE_ROWS);
     const float *tile_start = a.x + row0 * a.ld;
+    if (a.by_rows)
+        extract_strip_of_rows(a, lane, tile_row, tile_col, col, tile_rows, tile_start);
+    else
+        extract_strips_of_cols(a, lane, tile_row, tile_col, col, tile_rows, tile_start);
+}
 
-    if constexpr (STRIPS == pattern_strips::of_stored_rows) {
-        // A repeated last row changes no maximum.
-        uint4 column_max = make_uint4(0, 0, 0, 0);
-        fold_tile(tile_start, a.ld, tile_rows, col, a.cols, a.vector_rows, [&](int, uint4 m) {
-            column_max = make_uint4(max(column_max.x, m.x), max(column_max.y, m.y),
-                                    max(column_max.z, m.z), max(column_max.w, m.w));
-        });
-        const uint32_t c[LANE_COLS] = {column_max.x, column_max.y, column_max.z, column_max.w};
-        uint32_t nibbles = 0; // nonzero in bits 0-3, nonfinite in bits 4-7
-#pragma unroll
-        for (int i = 0; i < LANE_COLS; ++i)
-            nibbles |= (uint32_t)(c[i] != 0) << i | (uint32_t)(c[i] >= INF_BITS) << (i + 4);
-        const uint32_t partner = __shfl_xor_sync(ALL_LANES, nibbles, 1);
-        const bool low = lane % 2 == 0;
-        const uint32_t lo = low ? nibbles : partner, hi = low ? partner : nibbles;
-        // The even lane of a pair writes the nonzero byte, the odd one the nonfinite byte.
-        const int64_t kb = tile_col * (TILE_COLS / ESMM_PATTERN_BK) + lane / 2;
-        if (kb < a.kblocks) {
-            const int64_t at = tile_row * a.kblocks + kb;
-            if (low)
-                a.bits[at] = (uint8_t)((lo & 0xfu) | (hi & 0xfu) << 4);
-            else
-                a.nonfinite[at] = (uint8_t)(lo >> 4 | (hi & 0xf0u));
-        }
-    } else {
-        uint32_t nonzero_rows = 0, nonfinite_rows = 0; // bit r: row r of the tile
-        fold_tile(tile_start, a.ld, tile_rows, col, a.cols, a.vector_rows, [&](int r, uint4 m) {
-            const uint32_t row_max = max4(m);
-            nonzero_rows |= (uint32_t)(row_max != 0) << r;
-            nonfinite_rows |= (uint32_t)(row_max >= INF_BITS) << r;
-        });
-        // Repeats of the last row stand for rows past the matrix: clear their bits.
-        const uint32_t rows_in = tile_rows == TILE_ROWS ? ~0u : (1u << tile_rows) - 1;
-        nonzero_rows &= rows_in;
-        nonfinite_rows &= rows_in;
-        constexpr int strip_lanes = ESMM_PATTERN_STRIP / LANE_COLS;
-#pragma unroll
-        for (int offset = 1; offset < strip_lanes; offset *= 2) {
-            nonzero_rows |= __shfl_xor_sync(ALL_LANES, nonzero_rows, offset);
-            nonfinite_rows |= __shfl_xor_sync(ALL_LANES, nonfinite_rows, offset);
-        }
-        // Lanes 0-3 of a strip write its nonzero bytes, lanes 4-7 its nonfinite bytes.
-        constexpr int row_bytes = TILE_ROWS / ESMM_PATTERN_BK;
-        const int lane_in_strip = lane % strip_lanes;
-        const int byte = lane_in_strip % row_bytes;
-        const int64_t strip = tile_col * (TILE_COLS / ESMM_PATTERN_STRIP) + lane / strip_lanes;
-        const int64_t kb = tile_row * row_bytes + byte;
-        if (strip < a.strips && kb < a.kblocks) {
-            const bool want_nonzero = lane_in_strip < row_bytes;
-            uint8_t *out = want_nonzero ? a.bits : a.nonfinite;
-            const uint32_t word = want_nonzero ? nonzero_rows : nonfinite_rows;
-            out[strip * a.kblocks + kb] = (uint8_t)(word >> (ESMM_PATTERN_BK * byte));
-        }
-    }
+// The arguments and block count of one operand (blocks 0: nothing to read).
+cudaError_t describe(const pattern_extraction &e, extract_args *args, int64_t *blocks)
+{
+    if (e.rows < 0 || e.cols < 0 || e.ld < (e.cols > 1 ? e.cols : 1))
+        return cudaErrorInvalidValue;
+    *blocks = 0;
+    *args = extract_args{};
+    if (e.rows == 0 || e.cols == 0)
+        return cudaSuccess;
+    if (e.x == nullptr || e.bits == nullptr || e.nonfinite == nullptr)
+        return cudaErrorInvalidValue;
+    const int64_t tiles_down = (e.rows + TILE_ROWS - 1) / TILE_ROWS;
+    const int64_t tiles_across = (e.cols + TILE_COLS - 1) / TILE_COLS;
+    const int64_t tiles = tiles_down * tiles_across;
+    const bool by_rows = e.strips == pattern_strips::of_stored_rows;
+    *args = extract_args{
+        e.x, e.ld, e.rows, e.cols, by_rows,
+        reinterpret_cast<uintptr_t>(e.x) % sizeof(float4) == 0 && e.ld % LANE_COLS == 0,
+        tiles_across, tiles,
+        esmm_pattern_strips(by_rows ? e.rows : e.cols),
+        esmm_pattern_kblocks(by_rows ? e.cols : e.rows),
+        e.bits, e.nonfinite};
+    *blocks = (tiles + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+    return cudaSuccess;
 }
 
 } // namespace
 
-cudaError_t launch_extract_pattern(pattern_strips strips, const float *x, int64_t ld,
-                                   int64_t rows, int64_t cols, uint8_t *bits,
-                                   uint8_t *nonfinite, cudaStream_t stream)
+cudaError_t launch_extract_patterns(const pattern_extraction *first,
+                                    const pattern_extraction *second, cudaStream_t stream)
 {
-    if (rows < 0 || cols < 0 || ld < (cols > 1 ? cols : 1))
-        return cudaErrorInvalidValue;
-    if (rows == 0 || cols == 0)
+    extract_args args[2] = {};
+    int64_t blocks[2] = {0, 0};
+    const pattern_extraction *each[2] = {first, second};
+    for (int i = 0; i < 2; ++i) {
+        if (each[i] == nullptr)
+            continue;
+        const cudaError_t err = describe(*each[i], &args[i], &blocks[i]);
+        if (err != cudaSuccess)
+            return err;
+    }
+    if (blocks[0] + blocks[1] == 0)
         return cudaSuccess;
-    if (x == nullptr || bits == nullptr || nonfinite == nullptr)
-        return cudaErrorInvalidValue;
-    const int64_t tiles_down = (rows + TILE_ROWS - 1) / TILE_ROWS;
-    const int64_t tiles_across = (cols + TILE_COLS - 1) / TILE_COLS;
-    const int64_t tiles = tiles_down * tiles_across;
-    const int64_t blocks = (tiles + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
-    if (blocks > INT_MAX)
+    if (blocks[0] + blocks[1] > INT_MAX)
         return cudaErrorInvalidConfiguration;
-    const bool by_rows = strips == pattern_strips::of_stored_rows;
-    const extract_args args = {
-        x, ld, rows, cols,
-        reinterpret_cast<uintptr_t>(x) % sizeof(float4) == 0 && ld % LANE_COLS == 0,
-        tiles_across, tiles,
-        esmm_pattern_strips(by_rows ? rows : cols), esmm_pattern_kblocks(by_rows ? cols : rows),
-        bits, nonfinite};
-    const auto kernel = by_rows ? extract_pattern_kernel<pattern_strips::of_stored_rows>
-                                : extract_pattern_kernel<pattern_strips::of_stored_cols>;
-    kernel<<<(unsigned)blocks, THREADS, 0, stream>>>(args);
+    extract_pattern_kernel<<<(unsigned)(blocks[0] + blocks[1]), THREADS, 0, stream>>>(
+        args[0], args[1], (unsigned)blocks[0]);
     return cudaGetLastError();
 }

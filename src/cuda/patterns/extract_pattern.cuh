@@ -11,9 +11,17 @@ enum class pattern_strips {
     of_stored_cols, // A with op T (k x m stored), B with op N (k x n stored)
 };
 
-// Reads the stored rows x cols matrix x (leading dimension ld) once and writes
-// every byte of bits and nonfinite (strips * kblocks each). Nothing is
-// allocated and nothing waits for the host; an empty matrix launches nothing.
-cudaError_t launch_extract_pattern(pattern_strips strips, const float *x, int64_t ld,
-                                   int64_t rows, int64_t cols, uint8_t *bits,
-                                   uint8_t *nonfinite, cudaStream_t stream);
+// One operand to extract: the stored rows x cols matrix x (leading dimension
+// ld), into bits and nonfinite (strips * kblocks bytes each).
+struct pattern_extraction {
+    pattern_strips strips;
+    const float *x;
+    int64_t ld, rows, cols;
+    uint8_t *bits, *nonfinite;
+};
+
+// Reads each given operand (second may be nullptr) once and writes every byte
+// of its bits and nonfinite, both operands in one launch. Nothing is
+// allocated and nothing waits for the host; empty matrices launch nothing.
+cudaError_t launch_extract_patterns(const pattern_extraction *first,
+                                    const pattern_extraction *second, cudaStream_t stream);
