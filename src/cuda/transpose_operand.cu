@@ -42,7 +42,11 @@ __global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice 
     const int path = choice.fixed >= 0 ? choice.fixed
                      : choice.planned  ? choice.plan->decision
                                        : choice.plan->orientation;
-    const operand_copy c = choice.by_path[path];
+    // Selected, not indexed: an indexed parameter array goes through a stack
+    // copy in every thread.
+    const operand_copy c = path == ESMM_PLAN_DENSE         ? choice.by_path[ESMM_PLAN_DENSE]
+                           : path == ESMM_PLAN_SKIP_NORMAL ? choice.by_path[ESMM_PLAN_SKIP_NORMAL]
+                                                           : choice.by_path[ESMM_PLAN_SKIP_SWAPPED];
     if (c.x == nullptr)
         return;
     const int64_t out_ld = esmm_wide_copy_ld(c.rows);
