@@ -66,6 +66,7 @@ esmm_status_t esmm_create(esmm_handle_t *handle, esmm_backend_t backend)
             free(ctx);
             return st;
         }
+        esmm_cuda_forget_launch_cache();
     }
     *handle = ctx;
     return ESMM_STATUS_SUCCESS;

@@ -20,6 +20,11 @@ int esmm_cuda_device_count(void);
 esmm_status_t esmm_cuda_current_device(int *device);
 esmm_status_t esmm_cuda_device_info(int device, esmm_device_info_t *info);
 
+/* Launches remember per device what they asked the driver once (kernels'
+ * shared-memory grants, the multiprocessor count); a device reset drops
+ * those, so each new handle makes them ask again. */
+void esmm_cuda_forget_launch_cache(void);
+
 /*
  * Split-K. A product with fewer 128 x 128 tiles of C than a GPU runs at once
  * (skinny or small C, long k) leaves most SMs idle, so the dense and the

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/dense/ladder.cuh"
+#include "cuda/launch_cache.cuh"
 #include "cuda/patterns/extract_pattern.cuh"
 #include "cuda/scale_c.cuh"
 #include "cuda/sparse/plan.cuh"
@@ -84,6 +85,11 @@ extern "C" int esmm_cuda_device_count(void)
 extern "C" esmm_status_t esmm_cuda_current_device(int *device)
 {
     return status_from(cudaGetDevice(device));
+}
+
+extern "C" void esmm_cuda_forget_launch_cache(void)
+{
+    forget_launch_cache();
 }
 
 extern "C" esmm_status_t esmm_cuda_device_info(int device, esmm_device_info_t *info)

@@ -14,6 +14,8 @@
 // SM strides over the tiles, so a launch that copies nothing costs little.
 #include "cuda/transpose_operand.cuh"
 
+#include "cuda/launch_cache.cuh"
+
 namespace {
 
 constexpr int TILE = 32;
@@ -119,10 +121,8 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     }
     if (tiles == 0)
         return cudaSuccess;
-    int device = 0, sms = 0;
-    cudaError_t err = cudaGetDevice(&device);
-    if (err == cudaSuccess)
-        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    int sms = 0;
+    const cudaError_t err = current_sm_count(&sms);
     if (err != cudaSuccess)
         return err;
     const int64_t cap = (int64_t)sms * BLOCKS_PER_SM;

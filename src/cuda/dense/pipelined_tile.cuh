@@ -12,6 +12,8 @@ extern "C" {
 #include "gemm_problem.h"
 }
 
+#include "cuda/launch_cache.cuh"
+
 // K_TILE (k per pipeline stage) and STAGE_COUNT are set by the kernel that
 // uses the tile; the thread layout is fixed.
 template <int K_TILE, int STAGE_COUNT> struct pipelined_config {
@@ -140,7 +142,7 @@ cudaError_t prepare_tile_launch(Kernel kernel, const esmm_gemm_problem_t &p, uns
                                 dim3 *grid)
 {
     const cudaError_t err =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::SMEM_BYTES);
+        grant_dynamic_smem(reinterpret_cast<const void *>(kernel), cfg::SMEM_BYTES);
     if (err != cudaSuccess)
         return err;
     const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
