@@ -183,7 +183,8 @@ esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
  * Workspace (the operands' masks and, on CUDA, for a product with few tiles of
  * C and a long k, which the kernels split along k, its partial sums, and for
  * op(A) = A or op(B) = B^T a k-major copy of that operand, which the
- * zero-skipping kernel reads instead of transposing it on the way in): the
+ * zero-skipping kernel, or the dense kernel when both run along k, reads
+ * instead of transposing it on the way in): the
  * handle owns one that grows on demand (a growth allocates and so synchronises
  * the device: do a first call of each size and ops before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes

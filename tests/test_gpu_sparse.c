@@ -6,7 +6,8 @@
  * probability d, each 32-column strip of op(B) keeps row k; exact zeros
  * elsewhere). Also: the dense result against float64 at sampled elements,
  * the planner's choice at density 0.125 and 1, that planned calls run both
- * forms of the skipping kernel (pair and strip warps), a created non-blocking
+ * forms of the skipping kernel (pair and strip warps), dense products whose
+ * operands both run along k (read from a k-major copy), a created non-blocking
  * stream, capture into a CUDA graph, and the extraction timer. Skipped where
  * no CUDA device exists.
  */
@@ -439,13 +440,14 @@ static void check_timing(esmm_handle_t h, problem_t *p)
     CHECK(esmm_set_timing(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_timing(0) failed");
 }
 
-static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
+/* Checks beyond the paths' bits a problem may run. */
+enum { CHECK_STREAM = 1, CHECK_GRAPH = 2, CHECK_TIMING = 4 };
+
+static void run_problem(esmm_handle_t h, const shape_t *shape, const density_t *d, int variant,
+                        uint64_t seed, int checks)
 {
     const double start = now_seconds();
-    const shape_t *shape = &shapes[shape_index];
-    const density_t *d = &densities[density_index];
-    const uint64_t seed = 0x6B5Au + 0x100u * shape_index + density_index;
-    problem_t p = problem_make(shape, d, (int)(shape_index + density_index), seed);
+    problem_t p = problem_make(shape, d, variant, seed);
 
     esmm_pattern_t pb = NULL;
     const esmm_status_t pst = esmm_pattern_extract_b(h, p.op_b, p.k, p.n, p.b.dev + p.b.offset,
@@ -472,15 +474,55 @@ static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
         if (paths[i].kernel == NULL)
             verify_plan(h, &p, d, paths[i].label);
     }
-    if (shape_index == STREAM_SHAPE && density_index == STREAM_DENSITY) {
+    if (checks & CHECK_STREAM)
         check_stream(h, &p);
+    if (checks & CHECK_GRAPH)
         check_graph(h, &p);
-    }
-    if (shape_index == TIMING_SHAPE && density_index == TIMING_DENSITY)
+    if (checks & CHECK_TIMING)
         check_timing(h, &p);
     CHECK(esmm_pattern_destroy(pb) == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_destroy", p.label);
     printf("%-52s work %.4f  %.2f s\n", p.label, p.work_fraction, now_seconds() - start);
     problem_free(&p);
+}
+
+static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
+{
+    int checks = 0;
+    if (shape_index == STREAM_SHAPE && density_index == STREAM_DENSITY)
+        checks |= CHECK_STREAM | CHECK_GRAPH;
+    if (shape_index == TIMING_SHAPE && density_index == TIMING_DENSITY)
+        checks |= CHECK_TIMING;
+    run_problem(h, &shapes[shape_index], &densities[density_index],
+                (int)(shape_index + density_index), 0x6B5Au + 0x100u * shape_index + density_index,
+                checks);
+}
+
+/* Both operands along k (op(A) = A, op(B) = B^T) on dense data with C's
+ * other side past the copy threshold: the dense path reads a k-major copy of
+ * A (m <= n) or of B (m > n) (esmm_dense_copy), with padded rows and
+ * misaligned bases, and with few C tiles split along k; the first also
+ * replayed from a CUDA graph. Variants 2 and 10 are NT, with alpha 1, beta 0
+ * and alpha -0.5, beta 2. */
+static const shape_t copy_shapes[] = {
+    {1800, 1900, 300, 1, 1},
+    {1900, 1800, 300, 0, 0},
+    {37, 1777, 2051, 1, 1},
+    {1777, 37, 2051, 0, 0},
+};
+
+static void run_copy_cases(esmm_handle_t h)
+{
+    const density_t dense_data = {1.0, 1.0};
+    for (size_t i = 0; i < COUNT_OF(copy_shapes); i++) {
+        const shape_t *s = &copy_shapes[i];
+        const esmm_copied_t want = s->m <= s->n ? ESMM_COPY_A : ESMM_COPY_B;
+        CHECK(esmm_dense_copy(s->m, s->n, ESMM_OP_N, ESMM_OP_T) == want,
+              "%lldx%lld NT: the dense path does not read the copy this case is for",
+              (long long)s->m, (long long)s->n);
+        for (int variant = 2; variant <= 10; variant += 8)
+            run_problem(h, s, &dense_data, variant, 0xC0B1u + 0x10u * i + (uint64_t)variant,
+                        i == 0 && variant == 2 ? CHECK_GRAPH : 0);
+    }
 }
 
 int main(void)
@@ -502,6 +544,7 @@ int main(void)
     for (size_t si = 0; si < COUNT_OF(shapes); si++)
         for (size_t di = 0; di < COUNT_OF(densities); di++)
             run_case(h, si, di);
+    run_copy_cases(h);
     /* Both forms of the skipping kernel ran (as esmm_get_last_info reports),
      * each checked bit for bit above. */
     CHECK(forms_run[0] > 0 && forms_run[1] > 0,

@@ -1013,8 +1013,8 @@ static void check_planner(const target_t *t)
 /* The dense path's k-major copy (esmm_dense_copy): only when both operands
  * run along k, of the operand with fewer rows, from the copy rule's edge on
  * (C's other side at least ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST), and
- * the workspace holds it. Host rule only: the GPU suite checks the products
- * that read the copy against the dense kernel bit for bit. */
+ * the workspace holds it. Host rule only: test_gpu_sparse runs products that
+ * read the copy against the dense kernel bit for bit. */
 static void check_dense_copy_rule(void)
 {
     const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
@@ -1036,7 +1036,8 @@ static void check_dense_copy_rule(void)
     };
     const int64_t k = 300;
     for (size_t i = 0; i < COUNT_OF(cases); i++) {
-        const int got = esmm_dense_copy(cases[i].m, cases[i].n, cases[i].op_a, cases[i].op_b);
+        const int got =
+            (int)esmm_dense_copy(cases[i].m, cases[i].n, cases[i].op_a, cases[i].op_b);
         CHECK(got == cases[i].want, "esmm_dense_copy(%lld, %lld, %s, %s) = %d, expected %d",
               (long long)cases[i].m, (long long)cases[i].n, op_label(cases[i].op_a),
               op_label(cases[i].op_b), got, cases[i].want);

@@ -283,8 +283,9 @@ typedef enum {
     ESMM_COPY_B = 2  /* B (n x k, op T) copied k x n, read with op N */
 } esmm_copied_t;
 
-static inline ESMM_HOST_DEVICE int esmm_dense_copy(int64_t m, int64_t n, esmm_operation_t op_a,
-                                                   esmm_operation_t op_b)
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t n,
+                                                             esmm_operation_t op_a,
+                                                             esmm_operation_t op_b)
 {
     if (op_a != ESMM_OP_N || op_b != ESMM_OP_T)
         return ESMM_COPY_NONE;
@@ -294,18 +295,17 @@ static inline ESMM_HOST_DEVICE int esmm_dense_copy(int64_t m, int64_t n, esmm_op
 }
 
 /* Floats of workspace the k-major copy needs for a product (0: no path
- * copies); one buffer serves all, as only one path runs. */
+ * copies); one buffer serves all, as only one path runs. The dense path's
+ * copy (esmm_dense_copy) is always one of the two orientations' too: of B
+ * when the normal orientation copies it, of A when the swapped one does. */
 static inline int64_t esmm_wide_copy_floats(int64_t m, int64_t n, int64_t k,
                                             esmm_operation_t op_a, esmm_operation_t op_b)
 {
-    const int dense = esmm_dense_copy(m, n, op_a, op_b);
-    const int copies_b = esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ||
-                         dense == ESMM_COPY_B;
-    const int copies_a = esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ||
-                         dense == ESMM_COPY_A;
-    const int64_t b = copies_b ? esmm_wide_copy_ld(n) * k : 0;
-    const int64_t a = copies_a ? esmm_wide_copy_ld(m) * k : 0;
-    return a > b ? a : b;
+    const int64_t normal =
+        esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? esmm_wide_copy_ld(n) * k : 0;
+    const int64_t swapped =
+        esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ? esmm_wide_copy_ld(m) * k : 0;
+    return normal > swapped ? normal : swapped;
 }
 
 /* Fills *stats (device memory) from the masks, decision included (op_a and

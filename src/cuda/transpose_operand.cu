@@ -108,7 +108,7 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a) == ESMM_WIDE_COPIED)
         choice.by_path[ESMM_PLAN_SKIP_SWAPPED] = copy_of_a(p);
     if (planned) {
-        const int dense = esmm_dense_copy(p.m, p.n, p.op_a, p.op_b);
+        const esmm_copied_t dense = esmm_dense_copy(p.m, p.n, p.op_a, p.op_b);
         if (dense != ESMM_COPY_NONE)
             choice.by_path[ESMM_PLAN_DENSE] = dense == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
     }

@@ -16,7 +16,8 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
 // p reading the k-major copy `copy` in place of A (ESMM_COPY_A: A was
 // m x k with op N) or of B (ESMM_COPY_B: B was n x k with op T); the
 // same products in the same order of k, so the same bits.
-inline esmm_gemm_problem_t reading_copy(esmm_gemm_problem_t p, int which, const float *copy)
+inline esmm_gemm_problem_t reading_copy(esmm_gemm_problem_t p, esmm_copied_t which,
+                                        const float *copy)
 {
     if (which == ESMM_COPY_A) {
         p.a = copy, p.lda = esmm_wide_copy_ld(p.m), p.op_a = ESMM_OP_T;
