@@ -310,6 +310,7 @@ static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_sum
     bench_runner_t *r = ctx->runner;
     bench_kernel_t kernel = {row->kernel, row->cached_b};
     row->max_error = NAN;
+    row->host_us = NAN;
     row->check = "skipped";
     if (row->cached_b && bench_runner_cache_b(r, &err) != 0) {
         fail_row(row, &err);
@@ -328,11 +329,13 @@ static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_sum
     }
     if ((o->skip_stats || o->sweep != SWEEP_NONE) && bench_kernel_is_library(row->kernel))
         collect_info(ctx, &kernel, row);
+    r->host_us = NAN;
     if (r->time_runs(r, &kernel, s->warmup, o->runs, ctx->ms, &err) != 0) {
         fail_row(row, &err);
         return;
     }
     row->ran = true;
+    row->host_us = r->host_us;
     row->median_ms = bench_median_and_min(ctx->ms, o->runs, &row->min_ms);
 }
 

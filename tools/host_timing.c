@@ -4,7 +4,7 @@
 
 #include <time.h>
 
-static double now_ms(void)
+double host_now_ms(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -18,10 +18,10 @@ int host_time_runs(host_call_t call, void *ctx, int64_t warmup, int64_t runs, do
         if (call(ctx, err) != 0)
             return -1;
     for (int64_t i = 0; i < runs; i++) {
-        const double start = now_ms();
+        const double start = host_now_ms();
         if (call(ctx, err) != 0)
             return -1;
-        ms[i] = now_ms() - start;
+        ms[i] = host_now_ms() - start;
     }
     return 0;
 }

@@ -9,6 +9,9 @@
 
 typedef int (*host_call_t)(void *ctx, cli_error_t *err); /* 0, or -1 with err set */
 
+/* Milliseconds on the monotonic clock. */
+double host_now_ms(void);
+
 /* Makes `warmup` untimed calls, then `runs` timed ones, ms[i] the i-th in
  * milliseconds (monotonic clock). Stops at the first failing call: -1. */
 int host_time_runs(host_call_t call, void *ctx, int64_t warmup, int64_t runs, double *ms,

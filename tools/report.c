@@ -56,8 +56,8 @@ void report_print_table_header(FILE *f, const bench_summary_t *s)
 {
     char ratio[24];
     snprintf(ratio, sizeof ratio, "x %s", s->baseline);
-    fprintf(f, "\n%-16s %10s %10s %9s %11s %9s ", "kernel", "median ms", "min ms", "TFLOP/s",
-            "eff TFLOP/s", ratio);
+    fprintf(f, "\n%-16s %10s %10s %8s %9s %11s %9s ", "kernel", "median ms", "min ms", "host us",
+            "TFLOP/s", "eff TFLOP/s", ratio);
     if (s->show_gbps)
         fprintf(f, "%8s ", "GB/s");
     fprintf(f, "%11s  %s\n", "max rel err", "check");
@@ -112,7 +112,7 @@ static void print_info(FILE *f, const bench_row_t *row)
 void report_print_row(FILE *f, const bench_summary_t *s, const bench_row_t *row)
 {
     char label[80], error[24] = "-", ratio[24] = "-", gbps[24] = "-";
-    char median[24] = "-", min[24] = "-", tflops[24] = "-", effective[24] = "-";
+    char median[24] = "-", min[24] = "-", host[24] = "-", tflops[24] = "-", effective[24] = "-";
     report_row_label(row, label, sizeof label);
     if (row->is_reference)
         snprintf(error, sizeof error, "(reference)");
@@ -121,6 +121,8 @@ void report_print_row(FILE *f, const bench_summary_t *s, const bench_row_t *row)
     if (row->ran) {
         snprintf(median, sizeof median, "%.4f", row->median_ms);
         snprintf(min, sizeof min, "%.4f", row->min_ms);
+        if (!isnan(row->host_us))
+            snprintf(host, sizeof host, "%.1f", row->host_us);
         if (row->operand) {
             snprintf(gbps, sizeof gbps, "%.1f", row->bytes / row->median_ms * 1e-6);
         } else {
@@ -130,7 +132,8 @@ void report_print_row(FILE *f, const bench_summary_t *s, const bench_row_t *row)
                 snprintf(ratio, sizeof ratio, "%.2f", s->baseline_ms / row->median_ms);
         }
     }
-    fprintf(f, "%-16s %10s %10s %9s %11s %9s ", label, median, min, tflops, effective, ratio);
+    fprintf(f, "%-16s %10s %10s %8s %9s %11s %9s ", label, median, min, host, tflops, effective,
+            ratio);
     if (s->show_gbps)
         fprintf(f, "%8s ", gbps);
     fprintf(f, "%11s  %s\n", error, row->check);
@@ -206,6 +209,7 @@ static void write_result(FILE *f, const bench_summary_t *s, const bench_row_t *r
     field_bool(f, "cached_b", row->cached_b);
     field_number(f, "ms", ms);
     field_number(f, "min_ms", row->ran ? row->min_ms : NAN);
+    field_number(f, "host_us", row->ran ? row->host_us : NAN);
     if (gemm) {
         field_number(f, "tflops", s->flops / ms * 1e-9);
         field_number(f, "effective_tflops", s->effective_flops / ms * 1e-9);

@@ -47,6 +47,7 @@ typedef struct {
     bool ran;           /* timed successfully */
     char error[512];    /* why not, when it did not */
     double median_ms, min_ms;
+    double host_us;     /* host time of one timed call (queuing it), NaN where not measured */
     double max_error;   /* NaN when not checked */
     const char *check;  /* "pass", "fail" or "skipped" */
     bool is_reference;  /* its output is the reference of the other rows */

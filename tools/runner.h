@@ -58,6 +58,9 @@ struct bench_runner {
     void (*destroy)(bench_runner_t *r);
     bool has_cublas;
     bool times_extraction;
+    /* Host time of one call in the last time_runs (what queuing it cost the
+     * calling thread), in microseconds; NaN where not measured. */
+    double host_us;
     int64_t copies;    /* copies of A, B and C cycled through while timing */
     const char *clock; /* what measures the time */
 

@@ -1,10 +1,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_bench.h"
+#include "host_timing.h"
 #include "runner.h"
 
 /* Timed runs are queued in batches of this many event pairs. */
@@ -89,18 +91,22 @@ static int time_gemm(cuda_runner_t *r, const bench_kernel_t *kernel, int64_t war
     for (int64_t i = 0; i < warmup; i++)
         if (cuda_launch(&r->base, kernel, take_copy(r), err) != 0)
             return -1;
+    double host_ms = 0.0;
     for (int64_t done = 0; done < runs;) {
         int64_t batch = runs - done < EVENT_BATCH ? runs - done : EVENT_BATCH;
         for (int64_t i = 0; i < batch; i++) {
             cudaEventRecord(r->start[i], r->stream);
+            const double queued = host_now_ms();
             if (cuda_launch(&r->base, kernel, take_copy(r), err) != 0)
                 return -1;
+            host_ms += host_now_ms() - queued;
             cudaEventRecord(r->stop[i], r->stream);
         }
         if (cuda_wait(&r->base, kernel->name, err) != 0 || bench_read_events(r->start, r->stop, batch, ms + done, err) != 0)
             return -1;
         done += batch;
     }
+    r->base.host_us = runs > 0 ? host_ms * 1e3 / (double)runs : NAN;
     return 0;
 }
 
