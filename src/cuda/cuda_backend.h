@@ -273,10 +273,11 @@ static inline ESMM_HOST_DEVICE int64_t esmm_wide_copy_ld(int64_t rows)
  * operands' rows along k (op(A) = A, op(B) = B^T) the dense kernel would
  * transpose both on the way in, 4 bytes at a time: measured on the H100 at
  * 4096^3, 3.13 ms (0.87x cuBLAS) against 2.81 ms with one of them stored
- * along m/n. So the operand with fewer rows is copied k-major first, under
- * the rule that copies the skipping kernel's wide operand (esmm_wide_read:
- * C's other side large enough that the copy costs at most
- * ESMM_PLAN_COPY_AT_MOST of a dense pass). */
+ * along m/n. So the operand with fewer rows is read from the k-major copy
+ * that the skipping orientation with that operand in B's place would read
+ * (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B: C's other side
+ * large enough that the copy costs at most ESMM_PLAN_COPY_AT_MOST of a dense
+ * pass). */
 typedef enum {
     ESMM_COPY_NONE = 0,
     ESMM_COPY_A = 1, /* A (m x k, op N) copied k x m, read with op T */
@@ -290,14 +291,13 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t 
     if (op_a != ESMM_OP_N || op_b != ESMM_OP_T)
         return ESMM_COPY_NONE;
     if (m <= n)
-        return esmm_wide_read(1, n) == ESMM_WIDE_COPIED ? ESMM_COPY_A : ESMM_COPY_NONE;
-    return esmm_wide_read(1, m) == ESMM_WIDE_COPIED ? ESMM_COPY_B : ESMM_COPY_NONE;
+        return esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ? ESMM_COPY_A : ESMM_COPY_NONE;
+    return esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? ESMM_COPY_B : ESMM_COPY_NONE;
 }
 
 /* Floats of workspace the k-major copy needs for a product (0: no path
  * copies); one buffer serves all, as only one path runs. The dense path's
- * copy (esmm_dense_copy) is always one of the two orientations' too: of B
- * when the normal orientation copies it, of A when the swapped one does. */
+ * copy (esmm_dense_copy) is one of the two orientations' by its rule. */
 static inline int64_t esmm_wide_copy_floats(int64_t m, int64_t n, int64_t k,
                                             esmm_operation_t op_a, esmm_operation_t op_b)
 {

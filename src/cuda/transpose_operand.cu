@@ -14,7 +14,10 @@
 // SM strides over the tiles, so a launch that copies nothing costs little.
 #include "cuda/transpose_operand.cuh"
 
+#include <initializer_list>
+
 #include "cuda/launch_cache.cuh"
+#include "cuda/sparse/plan_gate.cuh"
 
 namespace {
 
@@ -30,25 +33,23 @@ struct operand_copy {
     int64_t ld, rows, cols;
 };
 
-// The copy of each path, indexed by esmm_plan_decision_t, and which is made:
-// `fixed` when >= 0, else the plan's decision (planned) or orientation.
+// The copy each queued path reads, behind the gate its kernel opens by: the
+// skipping orientations' gates (orientation_gate) and the dense kernel's plan.
 struct copy_choice {
-    operand_copy by_path[3];
-    const esmm_plan_stats_t *plan;
-    bool planned;
-    int fixed;
+    operand_copy normal, swapped, dense;
+    skip_gate normal_gate, swapped_gate;
+    const esmm_plan_stats_t *dense_gate;
 };
 
 __global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice choice, float *out)
 {
-    const int path = choice.fixed >= 0 ? choice.fixed
-                     : choice.planned  ? choice.plan->decision
-                                       : choice.plan->orientation;
-    // Selected, not indexed: an indexed parameter array goes through a stack
-    // copy in every thread.
-    const operand_copy c = path == ESMM_PLAN_DENSE         ? choice.by_path[ESMM_PLAN_DENSE]
-                           : path == ESMM_PLAN_SKIP_NORMAL ? choice.by_path[ESMM_PLAN_SKIP_NORMAL]
-                                                           : choice.by_path[ESMM_PLAN_SKIP_SWAPPED];
+    // At most one of the paths runs.
+    const operand_copy none = {};
+    const operand_copy c =
+        choice.normal.x != nullptr && gate_open(choice.normal_gate)         ? choice.normal
+        : choice.swapped.x != nullptr && gate_open(choice.swapped_gate)     ? choice.swapped
+        : choice.dense.x != nullptr && dense_gate_open(choice.dense_gate) ? choice.dense
+                                                                            : none;
     if (c.x == nullptr)
         return;
     const int64_t out_ld = esmm_wide_copy_ld(c.rows);
@@ -96,24 +97,22 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
 {
     if (out == nullptr)
         return cudaSuccess;
-    copy_choice choice = {};
-    choice.plan = plan;
-    choice.planned = planned;
     // The paths and their gates as launch_skip_gemm and the dense launch queue them.
-    const bool both = skip == ESMM_SKIP_BY_BOTH;
-    choice.fixed = both ? -1 : skip == ESMM_SKIP_BY_A ? ESMM_PLAN_SKIP_NORMAL
-                                                      : ESMM_PLAN_SKIP_SWAPPED;
+    copy_choice choice = {};
+    choice.normal_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
+    choice.swapped_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
+    choice.dense_gate = plan;
     if ((skip & ESMM_SKIP_BY_A) && esmm_plan_normal_wide(p.m, p.op_b) == ESMM_WIDE_COPIED)
-        choice.by_path[ESMM_PLAN_SKIP_NORMAL] = copy_of_b(p);
+        choice.normal = copy_of_b(p);
     if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a) == ESMM_WIDE_COPIED)
-        choice.by_path[ESMM_PLAN_SKIP_SWAPPED] = copy_of_a(p);
+        choice.swapped = copy_of_a(p);
     if (planned) {
         const esmm_copied_t dense = esmm_dense_copy(p.m, p.n, p.op_a, p.op_b);
         if (dense != ESMM_COPY_NONE)
-            choice.by_path[ESMM_PLAN_DENSE] = dense == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
+            choice.dense = dense == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
     }
     int64_t tiles = 0;
-    for (const operand_copy &c : choice.by_path) {
+    for (const operand_copy &c : {choice.normal, choice.swapped, choice.dense}) {
         if (c.x == nullptr)
             continue;
         const int64_t t = (c.rows + TILE - 1) / TILE * ((c.cols + TILE - 1) / TILE);

@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
 {
     // Queued beside the zero-skipping kernel: the plan on the device decides
     // which of the two runs.
-    if (gate != nullptr && gate->decision != ESMM_PLAN_DENSE)
+    if (!dense_gate_open(gate))
         return;
     const esmm_gemm_problem_t p = layer_problem<SPLIT, TRANSPOSED_C>(whole, layers);
     extern __shared__ __align__(16) float smem[];

@@ -22,3 +22,18 @@ __device__ __forceinline__ bool gate_open(const skip_gate &g)
     return (g.planned ? g.plan->decision : g.plan->orientation) == g.orientation &&
            (g.strip_warps < 0 || g.plan->strip_warps == g.strip_warps);
 }
+
+// The gate of one skipping orientation (ESMM_PLAN_SKIP_NORMAL or _SWAPPED),
+// either form: skipping by both operands, only the plan's orientation runs
+// (its decision when planned); skipping by one, its one orientation always.
+inline skip_gate orientation_gate(const esmm_plan_stats_t *plan, bool planned,
+                                  esmm_skip_by_t skip, int orientation)
+{
+    return skip_gate{plan, planned, skip == ESMM_SKIP_BY_BOTH ? orientation : 0, -1};
+}
+
+// Whether the dense kernel queued behind plan runs (plan == nullptr: always).
+__device__ __forceinline__ bool dense_gate_open(const esmm_plan_stats_t *plan)
+{
+    return plan == nullptr || plan->decision == ESMM_PLAN_DENSE;
+}

@@ -356,17 +356,16 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     // Skipping by one operand puts it in A's place; skipping by both queues
     // both orientations and the plan on the device lets one run (so one
     // wide_copy serves both).
-    const bool both = skip == ESMM_SKIP_BY_BOTH;
     // Skipping by one operand, every warp needs every listed k: pair warps.
     const bool both_forms = esmm_plan_queues_strip_warps(skip, p.m, p.n, p.k);
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
-        const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_NORMAL : 0, -1};
+        const skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
         err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_b), masks, (int)skip,
                                  gate, both_forms, partials, wide_copy, stream);
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
-        const skip_gate gate = {plan, planned, both ? ESMM_PLAN_SKIP_SWAPPED : 0, -1};
+        const skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
         const esmm_masks_t swapped = {masks.b_bits, masks.b_nonfinite, masks.a_bits,
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
