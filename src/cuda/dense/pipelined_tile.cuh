@@ -14,17 +14,19 @@ extern "C" {
 
 #include "cuda/launch_cache.cuh"
 
-// K_TILE (k per pipeline stage) and STAGE_COUNT are set by the kernel that
-// uses the tile; the thread layout is fixed.
-template <int K_TILE, int STAGE_COUNT> struct pipelined_config {
+// K_TILE (k per pipeline stage), STAGE_COUNT, the accumulator quadrants per
+// thread (QM_ x QN_) and the CTAs per SM the registers are budgeted for are
+// set by the kernel that uses the tile.
+template <int K_TILE, int STAGE_COUNT, int QM_ = 2, int QN_ = 2, int CTAS_PER_SM = 2>
+struct pipelined_config {
     static constexpr int BM = 128; // C tile rows per CTA
     static constexpr int BN = 128; // C tile columns per CTA
     static constexpr int BK = K_TILE;
     static constexpr int STAGES = STAGE_COUNT;
     // Each thread owns QM x QN quadrants of 4x4 C values, BM/QM rows and
     // BN/QN columns apart.
-    static constexpr int QM = 2;
-    static constexpr int QN = 2;
+    static constexpr int QM = QM_;
+    static constexpr int QN = QN_;
     static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
     static constexpr int WARPS = THREADS / 32;
     // Shared rows hold BM (= BN) values plus 4 of padding: a multiple of 4
@@ -34,7 +36,7 @@ template <int K_TILE, int STAGE_COUNT> struct pipelined_config {
     static constexpr int STAGE_FLOATS = BK * ROW;
     static constexpr int SMEM_BYTES = 2 * STAGES * STAGE_FLOATS * (int)sizeof(float);
     // CTAs per SM the register budget is set for (__launch_bounds__).
-    static constexpr int MIN_CTAS_PER_SM = 2;
+    static constexpr int MIN_CTAS_PER_SM = CTAS_PER_SM;
     // Tile rows walked together, so concurrent CTAs share A and B panels in L2.
     static constexpr int GROUP_M = 8;
     static_assert(BM == BN, "one loader geometry serves both operands");
@@ -85,6 +87,37 @@ __device__ __forceinline__ void cp_async_commit()
 template <int PENDING> __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+// Which 32-wide strips of a tile need each listed entry, for the listed
+// copies (issue_list): a chunk of a strip that does not need its entry is not
+// read from global memory. With ZERO_FILL it is written as zeros instead,
+// for a warp that reads it beside a strip that needs the entry: a zero there
+// adds nothing, as the skipped product is zero and finite (the list's rule).
+// Without, its warp never reads it, and the stage keeps what it held.
+struct every_strip {
+    static constexpr bool ZERO_FILL = false;
+    __device__ __forceinline__ unsigned operator()(int) const { return ~0u; }
+};
+
+template <bool ZERO_FILL_> struct listed_strips {
+    static constexpr bool ZERO_FILL = ZERO_FILL_;
+    const uint8_t *needs; // a stage's entries, bit s for strip s
+    __device__ __forceinline__ unsigned operator()(int e) const { return needs[e]; }
+};
+
+// One listed copy of SIZE bytes of an entry inside the stage's count (ok),
+// for a strip that may not need it. WHOLE: all SIZE bytes lie inside the
+// matrix; else the first `bytes` do and the rest is zero-filled.
+template <int SIZE, bool WHOLE, class StripNeeds>
+__device__ __forceinline__ void cp_async_listed(float *dst, const float *src, int bytes, bool ok,
+                                                bool needed)
+{
+    if (WHOLE && !StripNeeds::ZERO_FILL)
+        cp_async<SIZE>(dst, src, ok && needed);
+    else
+        cp_async_zfill<SIZE>(dst, src, needed ? bytes : 0,
+                             StripNeeds::ZERO_FILL ? ok : ok && needed);
 }
 
 // Split-K as a launch sees it (esmm_k_split): grid layer blockIdx.z
@@ -309,22 +342,30 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
 
     // Copies the listed k of entries 0 .. count-1 of a stage, row_offset(e)
     // being entry e's k (an element offset along the stored row; it is read
-    // for every entry of the stage, but used only below count); entries
-    // past count keep what the stage held, as nothing reads them. Same lane
-    // mapping as issue (a lane-per-row mapping was measured 1.2-2.5x slower:
-    // each instruction then touches 32 sectors).
-    template <class RowOffset>
-    __device__ __forceinline__ void issue_list(float *stage, int count, RowOffset row_offset) const
+    // for every entry of the stage, but used only below count), for the
+    // strips that need it (strips(e)); entries past count keep what the stage
+    // held, as nothing reads them. Same lane mapping as issue (a lane-per-row
+    // mapping was measured 1.2-2.5x slower: each instruction then touches 32
+    // sectors).
+    template <class RowOffset, class StripNeeds>
+    __device__ __forceinline__ void issue_list(float *stage, int count, RowOffset row_offset,
+                                               StripNeeds strips) const
     {
+        const int mn_in_tile = smem_offset - k_lane * ROW;
 #pragma unroll
         for (int kg = 0; kg < K_GROUPS; ++kg) {
             const int entry = kg * 8 + k_lane;
             const bool ok = entry < count;
             const int64_t kk = row_offset(entry);
+            const unsigned need = strips(entry);
 #pragma unroll
-            for (int r = 0; r < ROW_GROUPS; ++r)
-                cp_async<4>(stage + smem_offset + kg * 8 * ROW + r * cfg::WARPS * 4,
-                            row[r] - k_lane + kk, ok);
+            for (int r = 0; r < ROW_GROUPS; ++r) {
+                const int strip = (mn_in_tile + r * cfg::WARPS * 4) / 32;
+                cp_async_listed<4, true, StripNeeds>(stage + smem_offset + kg * 8 * ROW +
+                                                         r * cfg::WARPS * 4,
+                                                     row[r] - k_lane + kk, 4, ok,
+                                                     (need >> strip) & 1u);
+            }
         }
     }
 };
@@ -380,36 +421,41 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
 
     // Copies the listed rows of entries 0 .. count-1 of a stage, row_offset(e)
     // being the element offset of entry e's row (k * ld; read for every entry
-    // of the stage, used only below count); entries past count keep what the
-    // stage held, as nothing reads them.
-    template <class RowOffset>
-    __device__ __forceinline__ void issue_list(float *stage, int count, RowOffset row_offset) const
+    // of the stage, used only below count), where the chunk's strip needs it
+    // (strips(e)); entries past count keep what the stage held, as nothing
+    // reads them.
+    template <class RowOffset, class StripNeeds>
+    __device__ __forceinline__ void issue_list(float *stage, int count, RowOffset row_offset,
+                                               StripNeeds strips) const
     {
         // Chunks wholly inside the matrix (all but the last tile column's)
         // copy without the zero fill.
         if (LAYOUT == tile_layout::MN_VECTOR && valid == 4)
-            copy_listed<true>(stage, count, row_offset);
+            copy_listed<true>(stage, count, row_offset, strips);
         else
-            copy_listed<false>(stage, count, row_offset);
+            copy_listed<false>(stage, count, row_offset, strips);
     }
 
-    template <bool WHOLE, class RowOffset>
-    __device__ __forceinline__ void copy_listed(float *stage, int count, RowOffset row_offset) const
+    template <bool WHOLE, class RowOffset, class StripNeeds>
+    __device__ __forceinline__ void copy_listed(float *stage, int count, RowOffset row_offset,
+                                                StripNeeds strips) const
     {
+        const int strip = (smem_offset - k_row * ROW) / 32;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
             const int entry = k_row + i * ROWS_PER_PASS;
             const bool ok = entry < count;
+            const bool needed = (strips(entry) >> strip) & 1u;
             const float *src = column + row_offset(entry);
             float *dst = stage + smem_offset + i * ROWS_PER_PASS * ROW;
-            if (WHOLE) {
-                cp_async<16>(dst, src, ok);
-            } else if (LAYOUT == tile_layout::MN_VECTOR) {
-                cp_async_zfill<16>(dst, src, valid * 4, ok);
+            if (LAYOUT == tile_layout::MN_VECTOR) {
+                cp_async_listed<16, WHOLE, StripNeeds>(dst, src, WHOLE ? 16 : valid * 4, ok,
+                                                       needed);
             } else {
 #pragma unroll
                 for (int j = 0; j < 4; ++j)
-                    cp_async_zfill<4>(dst + j, j < valid ? src + j : src, j < valid ? 4 : 0, ok);
+                    cp_async_listed<4, false, StripNeeds>(dst + j, j < valid ? src + j : src,
+                                                          j < valid ? 4 : 0, ok, needed);
             }
         }
     }

@@ -271,9 +271,12 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
                 const int *k_of = list + s * cfg::BK;
                 const int count = listed - s * cfg::BK;
                 a_load.issue_list(a_smem + stage * cfg::A_STAGE, count,
-                                  listed_row_offset<A_LAYOUT>{k_of, p.lda});
+                                  listed_row_offset<A_LAYOUT>{k_of, p.lda}, every_strip{});
+                // B strips read by a warp beside one that needs the entry
+                // (pair warps) are zero-filled; a strip warp reads only its own.
                 b_load.issue_list(b_smem + stage * cfg::B_STAGE, count,
-                                  listed_row_offset<B_LAYOUT>{k_of, p.ldb});
+                                  listed_row_offset<B_LAYOUT>{k_of, p.ldb},
+                                  listed_strips<(cfg::QN > 1)>{needs + s * cfg::BK});
             }
             cp_async_commit();
         };
