@@ -352,19 +352,25 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
                                                StripNeeds strips) const
     {
         const int mn_in_tile = smem_offset - k_lane * ROW;
+        // The stage's list is read before any copy is issued: a shared load
+        // between two copies costs three issue slots (ptxas pads the copy).
+        int64_t kk[K_GROUPS];
+        unsigned need[K_GROUPS];
 #pragma unroll
         for (int kg = 0; kg < K_GROUPS; ++kg) {
-            const int entry = kg * 8 + k_lane;
-            const bool ok = entry < count;
-            const int64_t kk = row_offset(entry);
-            const unsigned need = strips(entry);
+            kk[kg] = row_offset(kg * 8 + k_lane);
+            need[kg] = strips(kg * 8 + k_lane);
+        }
+#pragma unroll
+        for (int kg = 0; kg < K_GROUPS; ++kg) {
+            const bool ok = kg * 8 + k_lane < count;
 #pragma unroll
             for (int r = 0; r < ROW_GROUPS; ++r) {
                 const int strip = (mn_in_tile + r * cfg::WARPS * 4) / 32;
                 cp_async_listed<4, true, StripNeeds>(stage + smem_offset + kg * 8 * ROW +
                                                          r * cfg::WARPS * 4,
-                                                     row[r] - k_lane + kk, 4, ok,
-                                                     (need >> strip) & 1u);
+                                                     row[r] - k_lane + kk[kg], 4, ok,
+                                                     (need[kg] >> strip) & 1u);
             }
         }
     }
@@ -384,6 +390,8 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     int valid;           // columns of the chunk inside the matrix (0..4)
     int k_row;
     int smem_offset;
+    const float *tile_row; // row 0 at the tile's first column (listed copies)
+    int64_t tile_left;     // columns of the matrix from there on
 
     __device__ tile_loader(const float *x, int64_t ld, int64_t mn0, int64_t mn)
     {
@@ -395,6 +403,8 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
         valid = left <= 0 ? 0 : (left >= 4 ? 4 : (int)left);
         column = x + (left > 0 ? col : mn - 1);
         chunk = column + (int64_t)k_row * ld;
+        tile_row = x + mn0;
+        tile_left = mn - mn0;
     }
 
     template <bool CHECK_K>
@@ -420,42 +430,57 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     }
 
     // Copies the listed rows of entries 0 .. count-1 of a stage, row_offset(e)
-    // being the element offset of entry e's row (k * ld; read for every entry
-    // of the stage, used only below count), where the chunk's strip needs it
-    // (strips(e)); entries past count keep what the stage held, as nothing
-    // reads them.
+    // being the element offset of entry e's row (k * ld), where the chunk's
+    // strip needs it (strips(e)); entries past count keep what the stage
+    // held, as nothing reads them. Eight threads copy an entry, each every eighth chunk of its
+    // row, so a thread reads one row offset and its chunks lie one per strip;
+    // a warp's copy covers four 128-byte runs. (One row offset per chunk, with
+    // the dense copy's mapping, cost 13 instructions per 16-byte copy.)
     template <class RowOffset, class StripNeeds>
     __device__ __forceinline__ void issue_list(float *stage, int count, RowOffset row_offset,
                                                StripNeeds strips) const
     {
-        // Chunks wholly inside the matrix (all but the last tile column's)
-        // copy without the zero fill.
-        if (LAYOUT == tile_layout::MN_VECTOR && valid == 4)
-            copy_listed<true>(stage, count, row_offset, strips);
-        else
-            copy_listed<false>(stage, count, row_offset, strips);
-    }
-
-    template <bool WHOLE, class RowOffset, class StripNeeds>
-    __device__ __forceinline__ void copy_listed(float *stage, int count, RowOffset row_offset,
-                                                StripNeeds strips) const
-    {
-        const int strip = (smem_offset - k_row * ROW) / 32;
+        constexpr int PER_ENTRY = 8; // threads per entry: 4 x 8 = 32 columns apart
+        constexpr int CHUNKS = CHUNKS_PER_ROW / PER_ENTRY;
+        static_assert(PER_ENTRY * cfg::BK == cfg::THREADS, "a stage's entries take every thread");
+        static_assert(CHUNKS * PER_ENTRY == CHUNKS_PER_ROW, "the threads cover a row exactly");
+        const int entry = threadIdx.x / PER_ENTRY, lane = threadIdx.x % PER_ENTRY;
+        if (entry >= count)
+            return;
+        const unsigned need = strips(entry);
+        const float *row = tile_row + row_offset(entry) + lane * 4;
+        float *dst = stage + entry * ROW + lane * 4;
+        // Tiles wholly inside the matrix (all but the last tile column) copy
+        // without the zero fill; chunk j lies in strip j.
+        if (tile_left >= MN) {
 #pragma unroll
-        for (int i = 0; i < ITERS; ++i) {
-            const int entry = k_row + i * ROWS_PER_PASS;
-            const bool ok = entry < count;
-            const bool needed = (strips(entry) >> strip) & 1u;
-            const float *src = column + row_offset(entry);
-            float *dst = stage + smem_offset + i * ROWS_PER_PASS * ROW;
+            for (int j = 0; j < CHUNKS; ++j) {
+                const bool needed = (need >> j) & 1u;
+                if (LAYOUT == tile_layout::MN_VECTOR)
+                    cp_async_listed<16, true, StripNeeds>(dst + j * 32, row + j * 32, 16, true,
+                                                          needed);
+                else
+#pragma unroll
+                    for (int i = 0; i < 4; ++i)
+                        cp_async_listed<4, true, StripNeeds>(dst + j * 32 + i, row + j * 32 + i, 4,
+                                                             true, needed);
+            }
+            return;
+        }
+#pragma unroll
+        for (int j = 0; j < CHUNKS; ++j) {
+            const bool needed = (need >> j) & 1u;
+            const int64_t left = tile_left - (lane * 4 + j * 32); // columns of the chunk inside
+            const int inside = left <= 0 ? 0 : (left >= 4 ? 4 : (int)left);
             if (LAYOUT == tile_layout::MN_VECTOR) {
-                cp_async_listed<16, WHOLE, StripNeeds>(dst, src, WHOLE ? 16 : valid * 4, ok,
-                                                       needed);
+                cp_async_listed<16, false, StripNeeds>(dst + j * 32, inside > 0 ? row + j * 32 : row,
+                                                       inside * 4, true, needed);
             } else {
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    cp_async_listed<4, false, StripNeeds>(dst + j, j < valid ? src + j : src,
-                                                          j < valid ? 4 : 0, ok, needed);
+                for (int i = 0; i < 4; ++i)
+                    cp_async_listed<4, false, StripNeeds>(dst + j * 32 + i,
+                                                          i < inside ? row + j * 32 + i : row,
+                                                          i < inside ? 4 : 0, true, needed);
             }
         }
     }
