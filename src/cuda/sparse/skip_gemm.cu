@@ -28,7 +28,7 @@ namespace {
 
 // QN: accumulator quadrants per thread along n (a warp owns QN B strips);
 // BK listed k per pipeline stage.
-template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_> struct skip_config {
+template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_, int AHEAD_> struct skip_config {
     static constexpr int BM = 32, BN = 256;
     static constexpr int BK = BK_;
     static constexpr int STAGES = STAGES_;
@@ -49,6 +49,9 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_> struct skip_config {
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float) +
                                       LIST_CAPACITY * (int)(sizeof(int) + sizeof(uint8_t));
     static constexpr int CTAS_PER_SM = CTAS_PER_SM_;
+    // Entries whose fragments load ahead where a warp multiplies only some
+    // of a stage.
+    static constexpr int AHEAD = AHEAD_;
     static_assert(BK <= 32, "a stage's needs fit one ballot");
     static_assert(B_STRIPS <= 8, "a listed k's needs fit one byte");
     static_assert(SEGMENT_KBLOCKS <= THREADS, "a thread per k-block of a segment");
@@ -66,8 +69,8 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_> struct skip_config {
 //   (both skipped: d = 0.5 1.511 against 1.667, d = 0.25 0.654 against
 //   0.697).
 // The plan picks one (esmm_plan_decide).
-using pair_warps = skip_config<2, 16, 3, 3>;
-using strip_warps = skip_config<1, 32, 2, 2>;
+using pair_warps = skip_config<2, 16, 3, 3, 1>;
+using strip_warps = skip_config<1, 32, 2, 2, 2>;
 
 // The mask bytes of up to four strips of one operand for one k-block, one
 // byte per strip: what the operand contributes (all existing k when it is not
@@ -201,27 +204,58 @@ __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<cfg> &acc,
             acc.multiply_k(a_stage + e * cfg::A_ROW, b_stage + e * cfg::B_ROW);
         return;
     }
-    // One entry ahead: the next entry's fragments load while this one's
-    // products run. Two fragment sets take turns, so none is copied.
+    // cfg::AHEAD (1 or 2) entries ahead: an entry's fragments load while the
+    // ones before it multiply. AHEAD + 1 fragment sets take turns, so none is
+    // copied. (Written out for each depth: a loop over an array of sets cost
+    // pair warps 20 registers.)
     auto load_next = [&]() {
         const int e = __ffs(todo) - 1;
         todo &= todo - 1;
         return acc.load(a_stage + e * cfg::A_ROW, b_stage + e * cfg::B_ROW);
     };
+    static_assert(cfg::AHEAD == 1 || cfg::AHEAD == 2, "one or two entries ahead");
     if (todo == 0)
         return;
-    auto even = load_next();
+    auto first = load_next();
+    if (cfg::AHEAD == 1) {
+        while (todo) {
+            const auto second = load_next();
+            acc.multiply(first);
+            if (todo == 0) {
+                acc.multiply(second);
+                return;
+            }
+            first = load_next();
+            acc.multiply(second);
+        }
+        acc.multiply(first);
+        return;
+    }
+    if (todo == 0) {
+        acc.multiply(first);
+        return;
+    }
+    auto second = load_next();
     while (todo) {
-        const auto odd = load_next();
-        acc.multiply(even);
+        const auto third = load_next();
+        acc.multiply(first);
         if (todo == 0) {
-            acc.multiply(odd);
+            acc.multiply(second);
+            acc.multiply(third);
             return;
         }
-        even = load_next();
-        acc.multiply(odd);
+        first = load_next();
+        acc.multiply(second);
+        if (todo == 0) {
+            acc.multiply(third);
+            acc.multiply(first);
+            return;
+        }
+        second = load_next();
+        acc.multiply(third);
     }
-    acc.multiply(even);
+    acc.multiply(first);
+    acc.multiply(second);
 }
 
 template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C, bool SPLIT>
