@@ -166,10 +166,12 @@ typedef enum {
  * (faster arithmetic, a warp owning two strips, 3 stages to the other's 2).
  * Fitted on the H100 at 4096^3: A only (strips needed 1, steps 0.5) favours
  * pair warps by 8%; both operands at d = 0.5 and 0.25 (needed about 0.5 and
- * 0.28, steps 0.5 and 0.22) strip warps by 10% and 6%; at d = 0.125 (0.19,
- * steps 0.08) pair warps by 5%. */
+ * 0.28, steps 0.5 and 0.22) strip warps by 10% and 6%. Since strip warps load
+ * fragments further ahead and copy only the strips an entry needs, they also
+ * win at d = 0.125 (0.19, steps 0.08) by 1% and at A 0.25, B 0.125 (steps
+ * 0.11) by 6%; pair warps still win at d = 0.0625 (steps 0.03) by 3%. */
 #define ESMM_PLAN_STRIP_WARPS_AT_MOST 0.75
-#define ESMM_PLAN_STRIP_WARPS_FROM 0.15
+#define ESMM_PLAN_STRIP_WARPS_FROM 0.05
 /* Both forms are queued (each launch the plan closes costs 3-4 us) only for
  * products of at least this many multiply-adds m n k; smaller ones run the
  * pair-warp form alone. Measured on the H100 at d = 0.25: at 1024^3 the strip
