@@ -80,7 +80,8 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
 // ones in 4 stages for every layout (TN 0.95x against 0.89x cuBLAS), and
 // 128x128 tiles at 2 CTAs per SM beat cuBLAS's own 256x128 shape and 128x256
 // (8x16 per thread, 1 CTA per SM: NN 0.84-0.90x against 0.94x), whose
-// compiled inner loop issues worse than cuBLAS's.
+// compiled inner loop issues worse than cuBLAS's; so did 8x16 and 16x8 per
+// thread in 128x128 tiles of 128 threads at 2 CTAs per SM (NN 0.84-0.88x).
 using config = pipelined_config<32, 3>;
 
 // Launches the kernel for the layouts dispatch_layouts picks.
