@@ -6,9 +6,9 @@
 //   1. lists the k whose product is not proven zero for its A strip and at
 //      least one of its B strips, in increasing order, with an 8-bit mask of
 //      the B strips that need each;
-//   2. copies only those A columns / B rows into shared memory, through the
-//      dense kernel's cp.async copy paths, gathering by the list, so loads
-//      shrink with the list;
+//   2. copies only those A columns / B rows into shared memory (the dense
+//      kernel's layout, cp.async), gathering by the list, and of the B rows
+//      only the strips that need them, so loads shrink with the list;
 //   3. lets every warp multiply the listed k its own B strips need. When A
 //      alone is skipped by, every warp needs every listed k: the stage runs
 //      the unrolled dense loop, and work and loads scale exactly with A's
