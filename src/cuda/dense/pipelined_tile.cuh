@@ -291,7 +291,8 @@ template <class Launch> cudaError_t dispatch_layouts(const esmm_gemm_problem_t &
 // Rows (mn) past the matrix feed only C entries that are never stored, so
 // their addresses are clamped into the matrix instead of predicated: full
 // k-tiles copy without any per-element test. Only k past the end must read as
-// zero, and only the last k-tile (CHECK_K) pays for that.
+// zero, and only the last k-tile (CHECK_K) pays for that. (The listed copies
+// of rows along m/n test their chunks instead; see issue_list.)
 template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader;
 
 template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> {
@@ -432,10 +433,12 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     // Copies the listed rows of entries 0 .. count-1 of a stage, row_offset(e)
     // being the element offset of entry e's row (k * ld), where the chunk's
     // strip needs it (strips(e)); entries past count keep what the stage
-    // held, as nothing reads them. Eight threads copy an entry, each every eighth chunk of its
-    // row, so a thread reads one row offset and its chunks lie one per strip;
-    // a warp's copy covers four 128-byte runs. (One row offset per chunk, with
-    // the dense copy's mapping, cost 13 instructions per 16-byte copy.)
+    // held, as nothing reads them. Eight threads copy an entry, each every
+    // eighth 4-column chunk of its row, so a thread reads one row offset and
+    // its chunks lie one per strip; a warp's 16-byte copy covers four
+    // 128-byte runs. (One row offset per chunk, with the dense copy's
+    // mapping, cost 13 instructions per 16-byte copy.) Unlike the dense
+    // copy, chunks past the matrix are tested, in the last tile column only.
     template <class RowOffset, class StripNeeds>
     __device__ __forceinline__ void issue_list(float *stage, int count, RowOffset row_offset,
                                                StripNeeds strips) const
@@ -448,10 +451,11 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
         if (entry >= count)
             return;
         const unsigned need = strips(entry);
-        const float *row = tile_row + row_offset(entry) + lane * 4;
+        const float *row_start = tile_row + row_offset(entry); // inside the matrix
+        const float *row = row_start + lane * 4;
         float *dst = stage + entry * ROW + lane * 4;
-        // Tiles wholly inside the matrix (all but the last tile column) copy
-        // without the zero fill; chunk j lies in strip j.
+        // Tiles wholly inside the matrix (all but the last tile column) need
+        // no bounds per chunk; chunk j lies in strip j.
         if (tile_left >= MN) {
 #pragma unroll
             for (int j = 0; j < CHUNKS; ++j) {
@@ -472,15 +476,17 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
             const bool needed = (need >> j) & 1u;
             const int64_t left = tile_left - (lane * 4 + j * 32); // columns of the chunk inside
             const int inside = left <= 0 ? 0 : (left >= 4 ? 4 : (int)left);
+            // A chunk (or column) wholly past the matrix copies no bytes from
+            // the row's first column.
             if (LAYOUT == tile_layout::MN_VECTOR) {
-                cp_async_listed<16, false, StripNeeds>(dst + j * 32, inside > 0 ? row + j * 32 : row,
-                                                       inside * 4, true, needed);
+                cp_async_listed<16, false, StripNeeds>(
+                    dst + j * 32, inside > 0 ? row + j * 32 : row_start, inside * 4, true, needed);
             } else {
 #pragma unroll
                 for (int i = 0; i < 4; ++i)
-                    cp_async_listed<4, false, StripNeeds>(dst + j * 32 + i,
-                                                          i < inside ? row + j * 32 + i : row,
-                                                          i < inside ? 4 : 0, true, needed);
+                    cp_async_listed<4, false, StripNeeds>(
+                        dst + j * 32 + i, i < inside ? row + j * 32 + i : row_start,
+                        i < inside ? 4 : 0, true, needed);
             }
         }
     }

@@ -10,9 +10,9 @@
 //      kernel's layout, cp.async), gathering by the list, and of the B rows
 //      only the strips that need them, so loads shrink with the list;
 //   3. lets every warp multiply the listed k its own B strips need. When A
-//      alone is skipped by, every warp needs every listed k: the stage runs
-//      the unrolled dense loop, and work and loads scale exactly with A's
-//      density.
+//      alone is skipped by, every warp needs every listed k (but for strips
+//      past n and B's NaN/Inf slices): the stage runs the unrolled dense
+//      loop, and work and loads scale with A's density.
 // Skipping by B runs the transposed product C^T = op(B)^T op(A)^T, so B's
 // strips take A's place. Each C element sums its nonzero products in
 // increasing k with fmaf, as the dense kernel does: results equal the dense
@@ -67,7 +67,9 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_, int AHEAD_> struct sk
 //   so a warp multiplies only the k its strip pair needs; 32 listed k per
 //   stage in 2, 2 CTAs per SM. Faster where the B strips of a tile differ
 //   (both skipped: d = 0.5 1.511 against 1.667, d = 0.25 0.654 against
-//   0.697).
+//   0.697; since strip warps load fragments two entries ahead and copy only
+//   the strips an entry needs, 1.434 and 0.567, and they also win at
+//   d = 0.125).
 // The plan picks one (esmm_plan_decide).
 using pair_warps = skip_config<2, 16, 3, 3, 1>;
 using strip_warps = skip_config<1, 32, 2, 2, 2>;
