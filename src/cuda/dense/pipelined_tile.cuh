@@ -14,19 +14,17 @@ extern "C" {
 
 #include "cuda/launch_cache.cuh"
 
-// K_TILE (k per pipeline stage), STAGE_COUNT, the accumulator quadrants per
-// thread (QM_ x QN_) and the CTAs per SM the registers are budgeted for are
-// set by the kernel that uses the tile.
-template <int K_TILE, int STAGE_COUNT, int QM_ = 2, int QN_ = 2, int CTAS_PER_SM = 2>
-struct pipelined_config {
+// K_TILE (k per pipeline stage) and STAGE_COUNT are set by the kernel that
+// uses the tile; the thread layout is fixed.
+template <int K_TILE, int STAGE_COUNT> struct pipelined_config {
     static constexpr int BM = 128; // C tile rows per CTA
     static constexpr int BN = 128; // C tile columns per CTA
     static constexpr int BK = K_TILE;
     static constexpr int STAGES = STAGE_COUNT;
     // Each thread owns QM x QN quadrants of 4x4 C values, BM/QM rows and
     // BN/QN columns apart.
-    static constexpr int QM = QM_;
-    static constexpr int QN = QN_;
+    static constexpr int QM = 2;
+    static constexpr int QN = 2;
     static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
     static constexpr int WARPS = THREADS / 32;
     // Shared rows hold BM (= BN) values plus 4 of padding: a multiple of 4
@@ -36,7 +34,7 @@ struct pipelined_config {
     static constexpr int STAGE_FLOATS = BK * ROW;
     static constexpr int SMEM_BYTES = 2 * STAGES * STAGE_FLOATS * (int)sizeof(float);
     // CTAs per SM the register budget is set for (__launch_bounds__).
-    static constexpr int MIN_CTAS_PER_SM = CTAS_PER_SM;
+    static constexpr int MIN_CTAS_PER_SM = 2;
     // Tile rows walked together, so concurrent CTAs share A and B panels in L2.
     static constexpr int GROUP_M = 8;
     static_assert(BM == BN, "one loader geometry serves both operands");
