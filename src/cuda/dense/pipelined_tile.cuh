@@ -449,8 +449,7 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
         if (entry >= count)
             return;
         const unsigned need = strips(entry);
-        const float *row_start = tile_row + row_offset(entry); // inside the matrix
-        const float *row = row_start + lane * 4;
+        const float *row = tile_row + row_offset(entry) + lane * 4;
         float *dst = stage + entry * ROW + lane * 4;
         // Tiles wholly inside the matrix (all but the last tile column) need
         // no bounds per chunk; chunk j lies in strip j.
@@ -474,16 +473,16 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
             const bool needed = (need >> j) & 1u;
             const int64_t left = tile_left - (lane * 4 + j * 32); // columns of the chunk inside
             const int inside = left <= 0 ? 0 : (left >= 4 ? 4 : (int)left);
-            // A chunk (or column) wholly past the matrix copies no bytes from
-            // the row's first column.
+            // A chunk (or column) wholly past the matrix copies no bytes, from
+            // the tile's first element, inside the matrix.
             if (LAYOUT == tile_layout::MN_VECTOR) {
                 cp_async_listed<16, false, StripNeeds>(
-                    dst + j * 32, inside > 0 ? row + j * 32 : row_start, inside * 4, true, needed);
+                    dst + j * 32, inside > 0 ? row + j * 32 : tile_row, inside * 4, true, needed);
             } else {
 #pragma unroll
                 for (int i = 0; i < 4; ++i)
                     cp_async_listed<4, false, StripNeeds>(
-                        dst + j * 32 + i, i < inside ? row + j * 32 + i : row_start,
+                        dst + j * 32 + i, i < inside ? row + j * 32 + i : tile_row,
                         i < inside ? 4 : 0, true, needed);
             }
         }
