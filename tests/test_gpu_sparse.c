@@ -510,9 +510,27 @@ static const shape_t copy_shapes[] = {
     {1777, 37, 2051, 0, 0},
 };
 
+/* One operand along k: NN with n past ESMM_PLAN_COPY_COST /
+ * ESMM_PLAN_DENSE_COPY_GAIN reads a copy of A (variants 0 and 4), TT with m
+ * past it one of B (variants 3 and 7). */
+static const shape_t single_copy_shapes[] = {
+    {300, 2300, 517, 1, 1},
+    {2300, 300, 517, 0, 0},
+};
+
 static void run_copy_cases(esmm_handle_t h)
 {
     const density_t dense_data = {1.0, 1.0};
+    for (size_t i = 0; i < COUNT_OF(single_copy_shapes); i++) {
+        const shape_t *s = &single_copy_shapes[i];
+        const int variant = i == 0 ? 0 : 3;
+        const esmm_operation_t op = i == 0 ? ESMM_OP_N : ESMM_OP_T;
+        CHECK(esmm_dense_copy(s->m, s->n, op, op) == (i == 0 ? ESMM_COPY_A : ESMM_COPY_B),
+              "%lldx%lld %s%s: the dense path does not read the copy this case is for",
+              (long long)s->m, (long long)s->n, i == 0 ? "N" : "T", i == 0 ? "N" : "T");
+        for (int v = variant; v <= variant + 4; v += 4)
+            run_problem(h, s, &dense_data, v, 0xC0C1u + 0x10u * i + (uint64_t)v, 0);
+    }
     for (size_t i = 0; i < COUNT_OF(copy_shapes); i++) {
         const shape_t *s = &copy_shapes[i];
         const esmm_copied_t want = s->m <= s->n ? ESMM_COPY_A : ESMM_COPY_B;

@@ -1010,11 +1010,13 @@ static void check_planner(const target_t *t)
     operands_free(&o);
 }
 
-/* The dense path's k-major copy (esmm_dense_copy): only when both operands
- * run along k, of the operand with fewer rows, from the copy rule's edge on
- * (C's other side at least ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST), and
- * the workspace holds it. Host rule only: test_gpu_sparse runs products that
- * read the copy against the dense kernel bit for bit. */
+/* The dense path's k-major copy (esmm_dense_copy): when both operands run
+ * along k, of the operand with fewer rows, from the copy rule's edge on (C's
+ * other side at least ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST); when one
+ * does, of that one where C's other side exceeds ESMM_PLAN_COPY_COST /
+ * ESMM_PLAN_DENSE_COPY_GAIN (2200); and the workspace holds it. Host rule
+ * only: test_gpu_sparse runs products that read the copy against the dense
+ * kernel bit for bit. */
 static void check_dense_copy_rule(void)
 {
     const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
@@ -1030,8 +1032,13 @@ static void check_dense_copy_rule(void)
         {37, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
         {edge, 37, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
         {edge + 1, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
-        {4096, 4096, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
-        {4096, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
+        {37, 2201, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
+        {4096, 2200, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
+        {4096, 37, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
+        {2201, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
+        {2200, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
         {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
     };
     const int64_t k = 300;

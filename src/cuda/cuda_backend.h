@@ -158,6 +158,11 @@ typedef enum {
 #define ESMM_PLAN_TRANSPOSED_IN 1.3
 #define ESMM_PLAN_COPY_COST 88.0
 #define ESMM_PLAN_COPY_AT_MOST 0.05
+/* The share of a dense pass that reading an operand along m/n saves against
+ * transposing it on the way in (H100, 4096^3: TN 2.696 ms against NN 2.808
+ * and TT 2.818); the dense path copies its one k-major operand where the copy
+ * costs less (esmm_dense_copy). */
+#define ESMM_PLAN_DENSE_COPY_GAIN 0.04
 #define ESMM_PLAN_TILE_STRIPS 8 /* B strips (256 columns) per CTA of the skipping kernel */
 /* The skipping kernel's strip-warp form (each warp multiplies only the k its
  * own B strip needs) runs when a step needs at most ESMM_PLAN_STRIP_WARPS_AT_MOST
@@ -271,15 +276,18 @@ static inline ESMM_HOST_DEVICE int64_t esmm_wide_copy_ld(int64_t rows)
     return (rows + 3) / 4 * 4;
 }
 
-/* Which operand the dense path reads from a k-major copy. With both
- * operands' rows along k (op(A) = A, op(B) = B^T) the dense kernel would
- * transpose both on the way in, 4 bytes at a time: measured on the H100 at
- * 4096^3, 3.13 ms (0.87x cuBLAS) against 2.81 ms with one of them stored
- * along m/n. So the operand with fewer rows is read from the k-major copy
- * that the skipping orientation with that operand in B's place would read
- * (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B: C's other side
- * large enough that the copy costs at most ESMM_PLAN_COPY_AT_MOST of a dense
- * pass). */
+/* Which operand the dense path reads from a k-major copy. The dense kernel
+ * transposes an operand whose rows run along k on the way in, 4 bytes at a
+ * time. With both operands so (op(A) = A, op(B) = B^T) that cost 3.13 ms
+ * (0.87x cuBLAS) against 2.81 ms with one of them stored along m/n, measured
+ * on the H100 at 4096^3: the operand with fewer rows is read from the k-major
+ * copy that the skipping orientation with that operand in B's place would
+ * read (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B: C's other
+ * side large enough that the copy costs at most ESMM_PLAN_COPY_AT_MOST of a
+ * dense pass). With one such operand, it is copied where the copy costs less
+ * than the ESMM_PLAN_DENSE_COPY_GAIN of a dense pass that reading it along
+ * m/n saves (C's other side above ESMM_PLAN_COPY_COST /
+ * ESMM_PLAN_DENSE_COPY_GAIN). */
 typedef enum {
     ESMM_COPY_NONE = 0,
     ESMM_COPY_A = 1, /* A (m x k, op N) copied k x m, read with op T */
@@ -290,11 +298,19 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t 
                                                              esmm_operation_t op_a,
                                                              esmm_operation_t op_b)
 {
-    if (op_a != ESMM_OP_N || op_b != ESMM_OP_T)
-        return ESMM_COPY_NONE;
-    if (m <= n)
-        return esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ? ESMM_COPY_A : ESMM_COPY_NONE;
-    return esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? ESMM_COPY_B : ESMM_COPY_NONE;
+    const int a_along_k = op_a == ESMM_OP_N, b_along_k = op_b == ESMM_OP_T;
+    const int copy_a = esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED;
+    const int copy_b = esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED;
+    if (a_along_k && b_along_k) {
+        if (m <= n)
+            return copy_a ? ESMM_COPY_A : ESMM_COPY_NONE;
+        return copy_b ? ESMM_COPY_B : ESMM_COPY_NONE;
+    }
+    if (a_along_k && copy_a && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)n)
+        return ESMM_COPY_A;
+    if (b_along_k && copy_b && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)m)
+        return ESMM_COPY_B;
+    return ESMM_COPY_NONE;
 }
 
 /* Floats of workspace the k-major copy needs for a product (0: no path
