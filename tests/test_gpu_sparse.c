@@ -510,24 +510,29 @@ static const shape_t copy_shapes[] = {
     {1777, 37, 2051, 0, 0},
 };
 
-/* One operand along k: NN with n past ESMM_PLAN_COPY_COST /
- * ESMM_PLAN_DENSE_COPY_GAIN reads a copy of A (variants 0 and 4), TT with m
- * past it one of B (variants 3 and 7). */
-static const shape_t single_copy_shapes[] = {
-    {300, 2300, 517, 1, 1},
-    {2300, 300, 517, 0, 0},
+/* One operand along k, C's other side past ESMM_PLAN_COPY_COST /
+ * ESMM_PLAN_DENSE_COPY_GAIN: the dense path reads a copy of A (NN) or of B
+ * (TT). Each runs as `variant` and `variant + 4` (problem_make: the same ops,
+ * then alpha -0.5, beta 2). */
+static const struct {
+    shape_t shape;
+    int variant;
+    esmm_copied_t copied;
+} single_copy_cases[] = {
+    {{300, 2300, 517, 1, 1}, 0, ESMM_COPY_A},
+    {{2300, 300, 517, 0, 0}, 3, ESMM_COPY_B},
 };
 
 static void run_copy_cases(esmm_handle_t h)
 {
     const density_t dense_data = {1.0, 1.0};
-    for (size_t i = 0; i < COUNT_OF(single_copy_shapes); i++) {
-        const shape_t *s = &single_copy_shapes[i];
-        const int variant = i == 0 ? 0 : 3;
-        const esmm_operation_t op = i == 0 ? ESMM_OP_N : ESMM_OP_T;
-        CHECK(esmm_dense_copy(s->m, s->n, op, op) == (i == 0 ? ESMM_COPY_A : ESMM_COPY_B),
-              "%lldx%lld %s%s: the dense path does not read the copy this case is for",
-              (long long)s->m, (long long)s->n, i == 0 ? "N" : "T", i == 0 ? "N" : "T");
+    for (size_t i = 0; i < COUNT_OF(single_copy_cases); i++) {
+        const shape_t *s = &single_copy_cases[i].shape;
+        const int variant = single_copy_cases[i].variant;
+        const esmm_operation_t op_a = both_ops[variant % 2], op_b = both_ops[(variant / 2) % 2];
+        CHECK(esmm_dense_copy(s->m, s->n, op_a, op_b) == single_copy_cases[i].copied,
+              "%lldx%lld variant %d: the dense path does not read the copy this case is for",
+              (long long)s->m, (long long)s->n, variant);
         for (int v = variant; v <= variant + 4; v += 4)
             run_problem(h, s, &dense_data, v, 0xC0C1u + 0x10u * i + (uint64_t)v, 0);
     }

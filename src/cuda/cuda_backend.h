@@ -284,10 +284,12 @@ static inline ESMM_HOST_DEVICE int64_t esmm_wide_copy_ld(int64_t rows)
  * copy that the skipping orientation with that operand in B's place would
  * read (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B: C's other
  * side large enough that the copy costs at most ESMM_PLAN_COPY_AT_MOST of a
- * dense pass). With one such operand, it is copied where the copy costs less
- * than the ESMM_PLAN_DENSE_COPY_GAIN of a dense pass that reading it along
- * m/n saves (C's other side above ESMM_PLAN_COPY_COST /
- * ESMM_PLAN_DENSE_COPY_GAIN). */
+ * dense pass). With one such operand, it is read from that same copy where
+ * the copy costs less than the ESMM_PLAN_DENSE_COPY_GAIN of a dense pass that
+ * reading it along m/n saves (C's other side above ESMM_PLAN_COPY_COST /
+ * ESMM_PLAN_DENSE_COPY_GAIN, which lies past the orientations' edge; the
+ * orientation's rule is still asked, so the workspace holds the copy by
+ * construction). */
 typedef enum {
     ESMM_COPY_NONE = 0,
     ESMM_COPY_A = 1, /* A (m x k, op N) copied k x m, read with op T */
