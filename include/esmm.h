@@ -115,6 +115,11 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * op(A), 8-column block of k) and per (8-row block of k, 32-column strip of
  * op(B)) saying which k columns/rows are nonzero, and skips the products those
  * masks prove to be zero. Results are exact: they equal the dense path's.
+ * First it samples 256 such blocks of each operand (of a pattern given
+ * instead, its bytes); where fewer than 1 in 16 of the sampled slices is zero
+ * in both, skipping cannot pay, and the call runs the dense kernel without
+ * extracting anything. The sample is fixed by the shape, so a product always
+ * takes the same path on the same data.
  *
  * Operand patterns can be extracted once and reused while the operand does not
  * change (for example weights): the caller promises the data is unchanged.
@@ -161,10 +166,12 @@ typedef struct {
     esmm_path_t path;
     const char *kernel;      /* name of the kernel that ran */
     double density_a;        /* fraction of op(A)'s (strip, k) slices with a nonzero;
-                                < 0 when the call extracted no masks */
+                                < 0 when the call extracted no masks (a named dense
+                                kernel, or the probe sent the product dense) */
     double density_b;        /* same for op(B)'s (k, strip) slices */
     double work_fraction;    /* fraction of the dense (strip pair, k) work that ran */
-    double extraction_ms;    /* time of both extractions; < 0 when not measured */
+    double extraction_ms;    /* time of the probe and both extractions; < 0 when not
+                                measured */
     const char *form;        /* the zero-skipping kernel's form on the GPU, "pair warps"
                                 or "strip warps" (README, How esmm skips zeros); NULL
                                 for other paths and on the CPU backend */

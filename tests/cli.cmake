@@ -151,6 +151,8 @@ esmm_cli_test(cli_analyze_transposed 0 STDOUT "op.B. = B.T: k = 20, n = 28"
               ARGS analyze cli_fixtures/a.npy cli_fixtures/bt.npy --transb T --backend cpu)
 esmm_cli_test(cli_analyze_a_only 0 STDOUT "dense random op.B., k = 20 x n = 9"
               ARGS analyze cli_fixtures/a.npy --n 9 --backend cpu)
+esmm_cli_test(cli_analyze_dense 0 STDOUT "path dense, kernel cpu.*no masks extracted: the dense probe"
+              ARGS analyze cli_fixtures/dense.npy --n 9 --backend cpu)
 esmm_cli_test(cli_analyze_bench 0 STDOUT "esmm .cached B."
               JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_analyze.json
               JSON_REGEX "generator.: .file."

@@ -1097,6 +1097,12 @@ static int write_fixtures(const char *dir)
     snprintf(path, sizeof path, "%s/bt.npy", dir);
     if (npy_save_f32(path, bt, 28, 20, 20, &err) != NPY_OK)
         goto fail;
+    /* A with no zero slice: the dense probe keeps analyze from extracting. */
+    generator_t no_zeros = {GENERATOR_PATTERN, "11111111", 1.0, 0.0};
+    generate_operand(&va, &no_zeros, 1, GENERATE_STREAM_A);
+    snprintf(path, sizeof path, "%s/dense.npy", dir);
+    if (npy_save_f32(path, a, 24, 20, 20, &err) != NPY_OK)
+        goto fail;
     unsigned char buf[256];
     size_t n = build_npy(buf, sizeof buf, 1, 0,
                          "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }", 32);

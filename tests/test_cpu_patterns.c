@@ -63,6 +63,22 @@ static void naive_pattern(const float *x, int64_t ld, int transposed, int64_t ro
     }
 }
 
+/* The dense probe's counts read off a pattern's bytes at the blocks it
+ * samples (patterns/pattern_layout.h). */
+static void probe_from_bits(const uint8_t *bits, int64_t rows, int64_t k, unsigned *zero,
+                            unsigned *slices)
+{
+    const int64_t kblocks = (k + 7) / 8, blocks = ((rows + 31) / 32) * kblocks;
+    *zero = *slices = 0;
+    for (int64_t j = 0; j < esmm_probe_samples(blocks); j++) {
+        const int64_t block = esmm_probe_block(j, blocks);
+        for (int64_t kk = block % kblocks * 8; kk < k && kk < block % kblocks * 8 + 8; kk++) {
+            *slices += 1;
+            *zero += !((bits[block] >> (kk % 8)) & 1u);
+        }
+    }
+}
+
 /* One operand: rows is m for A and n for B; the storage follows the op. */
 static void check_extract(int is_a, esmm_operation_t op, int64_t rows, int64_t k, int64_t pad,
                           value_style_t style, uint64_t seed)
@@ -108,6 +124,20 @@ static void check_extract(int is_a, esmm_operation_t op, int64_t rows, int64_t k
           "extract_%s op %s rows=%ld k=%ld: wrote past the buffers", is_a ? "a" : "b",
           op == ESMM_OP_N ? "N" : "T", (long)rows, (long)k);
 
+    /* The probe, from the matrix (whose padding is NaN, so a stray read
+     * shows) and from the masks, counts what the definition's bytes say. */
+    unsigned want_zero, want_slices, zero = 0, slices = 0, mask_zero = 0, mask_slices = 0;
+    probe_from_bits(want_bits, rows, k, &want_zero, &want_slices);
+    esmm_cpu_probe(!is_a, op, x, ld, rows, k, NULL, &zero, &slices);
+    esmm_cpu_probe(!is_a, op, NULL, ld, rows, k, want_bits, &mask_zero, &mask_slices);
+    CHECK(zero == want_zero && slices == want_slices && mask_zero == want_zero &&
+              mask_slices == want_slices,
+          "probe_%s op %s rows=%ld k=%ld pad=%ld %s: %u / %u zero slices from the matrix, "
+          "%u / %u from the masks, the definition gives %u / %u",
+          is_a ? "a" : "b", op == ESMM_OP_N ? "N" : "T", (long)rows, (long)k, (long)pad,
+          value_style_names[style], zero, slices, mask_zero, mask_slices, want_zero,
+          want_slices);
+
     free(x);
     free(want_bits);
     free(want_nonfinite);
@@ -120,6 +150,8 @@ static void test_extract(void)
     static const int64_t shapes[][2] = {
         {1, 1},  {1, 9},   {31, 7},   {32, 8},   {33, 9},   {64, 16},
         {65, 17}, {100, 1}, {1, 100}, {70, 130}, {37, 250}, {200, 64},
+        /* more blocks than the probe samples */
+        {300, 300}, {1, 4001},
     };
     uint64_t seed = 1;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)

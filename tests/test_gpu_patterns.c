@@ -7,7 +7,8 @@
  * matrix (guards, the padding at the end of each row) holds NaN, so a kernel
  * that reads it sets bits the CPU does not. The output buffers are poisoned
  * before each run and guarded after, so an unwritten or stray byte shows.
- * Skipped where no CUDA device exists.
+ * The dense probe's counts, read from the matrix and from the masks, against
+ * the CPU probe's. Skipped where no CUDA device exists.
  */
 #include <math.h>
 #include <stdint.h>
@@ -145,6 +146,7 @@ typedef struct {
     int64_t cap;       /* floats */
     uint8_t *out_dev, *out_host; /* bits | guard | nonfinite | guard */
     int64_t out_cap;   /* bytes */
+    esmm_plan_stats_t *stats_dev; /* the probe's counts */
 } buffers_t;
 
 /* Where the stored matrix lies in the staging buffer. */
@@ -162,6 +164,7 @@ static buffers_t buffers_alloc(int64_t rows, int64_t k)
     b.out_cap = 2 * (esmm_pattern_strips(rows) * esmm_pattern_kblocks(k) + OUT_GUARD);
     b.dev = device_alloc((size_t)b.cap * sizeof(float));
     b.out_dev = device_alloc((size_t)b.out_cap);
+    b.stats_dev = device_alloc(sizeof *b.stats_dev);
     b.host = host_alloc(b.cap, sizeof(float));
     b.out_host = host_alloc(b.out_cap, 1);
     return b;
@@ -171,6 +174,7 @@ static void buffers_free(buffers_t *b)
 {
     device_free(b->dev);
     device_free(b->out_dev);
+    device_free(b->stats_dev);
     free(b->host);
     free(b->out_host);
 }
@@ -218,6 +222,64 @@ static void compare(const char *what, const uint8_t *got, const uint8_t *want, i
           want[shown]);
 }
 
+/* The dense probe on the device against the CPU's: the operand is one side
+ * of a rows x rows x k product, and its masks (just extracted, bits on the
+ * device) stand as the other side's given pattern, so the GPU reads the same
+ * blocks once from the matrix and once from the masks. The stats are
+ * poisoned first: the probe clears them. */
+static void check_probe(buffers_t *b, const float *host_base, const float *dev_base,
+                        const layout_t *l, int64_t rows, int64_t k, int is_a,
+                        esmm_operation_t op, const uint8_t *dev_bits, const char *label,
+                        cudaStream_t stream)
+{
+    unsigned want_zero = 0, want_slices = 0;
+    esmm_cpu_probe(!is_a, op, host_base, l->ld, rows, k, NULL, &want_zero, &want_slices);
+    esmm_gemm_problem_t p = {.op_a = ESMM_OP_N, .op_b = ESMM_OP_N, .m = rows, .n = rows, .k = k};
+    esmm_masks_t given = {NULL, NULL, NULL, NULL};
+    if (is_a) {
+        p.op_a = op;
+        p.a = dev_base;
+        p.lda = l->ld;
+        given.b_bits = dev_bits;
+    } else {
+        p.op_b = op;
+        p.b = dev_base;
+        p.ldb = l->ld;
+        given.a_bits = dev_bits;
+    }
+    cuda_must(cudaMemsetAsync(b->stats_dev, 0xA5, sizeof *b->stats_dev, stream), "cudaMemsetAsync");
+    const esmm_status_t st = esmm_cuda_probe(&p, &given, 1, b->stats_dev, stream);
+    CHECK(st == ESMM_STATUS_SUCCESS, "%s: esmm_cuda_probe returned \"%s\"", label,
+          esmm_status_string(st));
+    esmm_plan_stats_t got;
+    cuda_must(cudaStreamSynchronize(stream), "cudaStreamSynchronize after the probe");
+    device_download(&got, b->stats_dev, sizeof got);
+    const esmm_probe_slot_t total = esmm_probe_totals(&got);
+    const int matrix_shift = is_a ? 0 : 16, mask_shift = 16 - matrix_shift;
+    const unsigned matrix_zero = total.zeros >> matrix_shift & 0xffffu;
+    const unsigned matrix_slices = total.slices >> matrix_shift & 0xffffu;
+    const unsigned mask_zero = total.zeros >> mask_shift & 0xffffu;
+    const unsigned mask_slices = total.slices >> mask_shift & 0xffffu;
+    CHECK(matrix_zero == want_zero && matrix_slices == want_slices && mask_zero == want_zero &&
+              mask_slices == want_slices && got.work == 0 && got.blocks_done == 0 &&
+              got.decision == ESMM_PLAN_DENSE,
+          "%s: probe counts %u / %u zero slices from the matrix, %u / %u from the masks, the "
+          "CPU %u / %u (work %llu, blocks_done %u, decision %d after clearing)",
+          label, matrix_zero, matrix_slices, mask_zero, mask_slices, want_zero, want_slices,
+          got.work, got.blocks_done, got.decision);
+    /* Without sampling (a named skipping kernel) it only clears. */
+    cuda_must(cudaMemsetAsync(b->stats_dev, 0xA5, sizeof *b->stats_dev, stream), "cudaMemsetAsync");
+    CHECK(esmm_cuda_probe(&p, &given, 0, b->stats_dev, stream) == ESMM_STATUS_SUCCESS,
+          "%s: esmm_cuda_probe without sampling failed", label);
+    cuda_must(cudaStreamSynchronize(stream), "cudaStreamSynchronize after the probe");
+    device_download(&got, b->stats_dev, sizeof got);
+    const esmm_probe_slot_t none = esmm_probe_totals(&got);
+    CHECK(none.zeros == 0 && none.slices == 0 && got.steps_normal == 0 && got.bits_b == 0 &&
+              !esmm_probe_dense(&got),
+          "%s: without sampling the probe left counts %u / %u, steps %llu, bits %llu", label,
+          none.zeros, none.slices, got.steps_normal, got.bits_b);
+}
+
 static void check_run(buffers_t *b, const float *x, int64_t rows, int64_t k, int is_a,
                       esmm_operation_t op, const layout_case_t *lc, const char *fill_name,
                       cudaStream_t stream)
@@ -257,6 +319,7 @@ static void check_run(buffers_t *b, const float *x, int64_t rows, int64_t k, int
     CHECK(bytes_all_equal(got_bits + bytes, OUT_GUARD, OUT_POISON) &&
               bytes_all_equal(got_nonfinite + bytes, OUT_GUARD, OUT_POISON),
           "%s: wrote past the end of bits or nonfinite", label);
+    check_probe(b, host_base, dev_base, &l, rows, k, is_a, op, bits, label, stream);
     esmm_strip_masks_free(&want);
 }
 

@@ -146,6 +146,26 @@ static void operand_fill(operand_t *x, double density, uint64_t *rng, unsigned l
     device_upload(x->dev, x->host, (size_t)x->len * sizeof(float));
 }
 
+/* The dense probe's counts over op(X), read from the data at the blocks it
+ * samples (patterns/pattern_layout.h). */
+static void probe_counts(const operand_t *x, unsigned *zero, unsigned *slices)
+{
+    const int64_t kblocks = esmm_pattern_kblocks(x->k);
+    const int64_t blocks = esmm_pattern_strips(x->rows) * kblocks;
+    *zero = *slices = 0;
+    for (int64_t j = 0; j < esmm_probe_samples(blocks); j++) {
+        const int64_t block = esmm_probe_block(j, blocks);
+        const int64_t i0 = block / kblocks * ESMM_PATTERN_STRIP, k0 = block % kblocks * 8;
+        for (int64_t kk = k0; kk < min_i64(x->k, k0 + 8); kk++) {
+            int on = 0;
+            for (int64_t i = i0; i < min_i64(x->rows, i0 + ESMM_PATTERN_STRIP) && !on; i++)
+                on = operand_at(x, i, kk) != 0.0f;
+            *slices += 1;
+            *zero += !on;
+        }
+    }
+}
+
 /* ---- one problem -------------------------------------------------------- */
 
 typedef struct {
@@ -159,6 +179,7 @@ typedef struct {
     int64_t ldc, c_lead, c_len;
     double density_a, density_b, work_fraction; /* recomputed from the data */
     esmm_plan_stats_t steps; /* the planner's steps_normal / steps_swapped, recomputed */
+    int probed_dense;        /* the dense probe's verdict, recomputed */
     char label[160];
 } problem_t;
 
@@ -195,6 +216,11 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
         p.steps.steps_swapped += count_b[kk] * tiles_a[kk];
     }
     p.steps.work = work;
+    unsigned zero_a, slices_a, zero_b, slices_b;
+    probe_counts(&p.a, &zero_a, &slices_a);
+    probe_counts(&p.b, &zero_b, &slices_b);
+    p.probed_dense = esmm_probe_rule(esmm_probe_pack(zero_a, zero_b),
+                                     esmm_probe_pack(slices_a, slices_b));
     p.density_a = (double)bits_a / (strips_a * (double)p.k);
     p.density_b = (double)bits_b / (strips_b * (double)p.k);
     p.work_fraction = (double)work / (strips_a * strips_b * (double)p.k);
@@ -330,6 +356,19 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     esmm_info_t info;
     memset(&info, 0, sizeof info);
     const esmm_status_t st = esmm_get_last_info(h, &info);
+    if (d->a == 1.0 && d->b == 1.0)
+        CHECK(p->probed_dense, "%s %s: the probe's counts over dense data do not send it dense",
+              p->label, path);
+    if (p->probed_dense) {
+        CHECK(st == ESMM_STATUS_SUCCESS && info.path == ESMM_PATH_DENSE &&
+                  info.density_a < 0.0 && info.density_b < 0.0 && info.work_fraction == 1.0 &&
+                  info.form == NULL,
+              "%s %s: the probe finds too few zero slices; esmm_get_last_info \"%s\", path %d "
+              "densities %.6f / %.6f work %.6f",
+              p->label, path, esmm_status_string(st), (int)info.path, info.density_a,
+              info.density_b, info.work_fraction);
+        return;
+    }
     esmm_plan_stats_t plan = p->steps;
     esmm_plan_decide(&plan, p->m, p->n, p->k, ESMM_SKIP_BY_BOTH,
                      esmm_plan_normal_wide(p->m, p->op_b),

@@ -146,6 +146,7 @@ typedef struct {
     unsigned long long work[4]; /* by skip mode (ESMM_SKIP_BY_*): triples not proven zero */
     unsigned long long total;   /* ceil(m/32) * ceil(n/32) * k */
     esmm_plan_stats_t steps;    /* steps_normal / steps_swapped of the CUDA planner */
+    int probed_dense;           /* the dense probe's verdict over its sampled slices */
 } expected_t;
 
 /* The logical problem: op(A) m x k, op(B) k x n, C m x n, row-major and tight. */
@@ -275,6 +276,24 @@ static void tile_map(const uint8_t *on, int64_t strips, int64_t k, unsigned long
     }
 }
 
+/* The dense probe's counts read off a slice map: the slices of the blocks
+ * it samples (patterns/pattern_layout.h) and the zero ones among them. */
+static void probe_counts(const uint8_t *on, int64_t strips, int64_t k, unsigned *zero,
+                         unsigned *slices)
+{
+    const int64_t kblocks = esmm_pattern_kblocks(k), blocks = strips * kblocks;
+    *zero = *slices = 0;
+    for (int64_t j = 0; j < esmm_probe_samples(blocks); j++) {
+        const int64_t block = esmm_probe_block(j, blocks);
+        const int64_t s = block / kblocks, kb = block % kblocks;
+        for (int64_t kk = kb * ESMM_PATTERN_BK; kk < min_i64(k, (kb + 1) * ESMM_PATTERN_BK);
+             kk++) {
+            *slices += 1;
+            *zero += !on[s * k + kk];
+        }
+    }
+}
+
 /* Slice maps, the statistics they imply, and the float64 product. */
 static void operands_prepare(operands_t *o)
 {
@@ -301,6 +320,11 @@ static void operands_prepare(operands_t *o)
         e->work[ESMM_SKIP_BY_B] += strips_a * count_b[kk];
         e->work[ESMM_SKIP_BY_BOTH] += count_a[kk] * count_b[kk];
     }
+    unsigned zero_a, slices_a, zero_b, slices_b;
+    probe_counts(o->a_on, (int64_t)strips_a, o->k, &zero_a, &slices_a);
+    probe_counts(o->b_on, (int64_t)strips_b, o->k, &zero_b, &slices_b);
+    e->probed_dense = esmm_probe_rule(esmm_probe_pack(zero_a, zero_b),
+                                      esmm_probe_pack(slices_a, slices_b));
     e->total = strips_a * strips_b * (unsigned long long)o->k;
     e->density_a = strips_a * (unsigned long long)o->k == 0
                        ? 0.0
@@ -638,6 +662,17 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
               "%s %s: reported path %d kernel %s", label, t->dense, (int)info.path, kernel);
         return;
     }
+    const int skipping = path >= PATH_SKIP_A && path <= PATH_SKIP_JOINT;
+    if (!skipping && e->probed_dense) {
+        /* The planner's choice, sent dense by the probe: no masks extracted. */
+        CHECK(info.path == ESMM_PATH_DENSE && strcmp(kernel, t->dense) == 0 &&
+                  info.density_a < 0.0 && info.density_b < 0.0 && info.work_fraction == 1.0,
+              "%s %s: the probe finds too few zero slices; reported path %d kernel %s "
+              "densities %.6f / %.6f work %.6f",
+              label, path_label(t, path), (int)info.path, kernel, info.density_a,
+              info.density_b, info.work_fraction);
+        return;
+    }
     CHECK(near(info.density_a, e->density_a) && near(info.density_b, e->density_b),
           "%s %s: reported densities %.6f / %.6f, the data have %.6f / %.6f", label,
           path_label(t, path), info.density_a, info.density_b, e->density_a, e->density_b);
@@ -653,7 +688,7 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
     CHECK(want_form == NULL ? info.form == NULL
                             : info.form != NULL && strcmp(info.form, want_form) == 0,
           "%s %s: form \"%s\"", label, path_label(t, path), info.form ? info.form : "(NULL)");
-    if (path >= PATH_SKIP_A && path <= PATH_SKIP_JOINT) {
+    if (skipping) {
         const int i = path - PATH_SKIP_A;
         CHECK(info.path == ESMM_PATH_SPARSE && strcmp(kernel, t->skip[i]) == 0,
               "%s %s: reported path %d kernel %s", label, t->skip[i], (int)info.path, kernel);
@@ -897,8 +932,8 @@ typedef struct {
     int64_t m, n, k;
     fill_t fill;
     esmm_path_t path;
-    double work_fraction; /* < 0: as recomputed from the data */
-    double density_a, density_b;
+    double work_fraction;
+    double density_a, density_b; /* < 0: the probe sends it dense, no masks reported */
 } plan_case_t;
 
 static const plan_case_t plan_cases[] = {
@@ -911,14 +946,21 @@ static const plan_case_t plan_cases[] = {
      ESMM_PATH_SPARSE, 0.0, 1.0, 0.0},
     {"both all zero", 64, 64, 24, {"", {FILL_SLICES, 0, 0}, {FILL_SLICES, 0, 0}},
      ESMM_PATH_SPARSE, 0.0, 0.0, 0.0},
-    /* Density 1: every slice of both has a nonzero; partial strips and a
-     * partial k block still count as full slices. */
+    /* Density 1: every slice of both has a nonzero (partial strips and a
+     * partial k block still count as full slices), so the probe, which reads
+     * every block of operands this small, sends them dense unextracted. */
     {"no zeros", 64, 96, 40, {"", {FILL_SLICES, 1, 0}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, 1.0, 1.0},
+     ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
     {"no zeros, partial strips", 33, 65, 17, {"", {FILL_SLICES, 1, 0}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, 1.0, 1.0},
+     ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
     {"element-wise zeros, every slice nonzero", 64, 64, 64,
      {"", {FILL_ELEMENTS, 0.9, 0}, {FILL_ELEMENTS, 0.9, 0}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+    /* The probe's edge: 3 of A's 50 slices per strip zero (under 1/16) go
+     * dense unextracted; 3 of 48 (exactly 1/16) are extracted and planned. */
+    {"A zero at every 17th k", 64, 96, 50, {"", {FILL_K_GAPS, 0, 17}, {FILL_SLICES, 1, 0}},
+     ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+    {"A zero at every 16th k", 64, 96, 48, {"", {FILL_K_GAPS, 0, 16}, {FILL_SLICES, 1, 0}},
+     ESMM_PATH_DENSE, 1.0, 0.9375, 1.0},
     /* Between: 80% of the work left runs dense (all of it), 50% skips. */
     {"A zero at every 5th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 5}, {FILL_SLICES, 1, 0}},
      ESMM_PATH_DENSE, 1.0, 0.8, 1.0},
@@ -948,15 +990,19 @@ static void check_planner(const target_t *t)
         esmm_info_t info;
         memset(&info, 0, sizeof info);
         st = esmm_get_last_info(t->h, &info);
-        const double want_a = pc->density_a >= 0.0 ? pc->density_a : o.expected.density_a;
-        const double want_b = pc->density_b >= 0.0 ? pc->density_b : o.expected.density_b;
+        const int probed = pc->density_a < 0.0;
+        CHECK(o.expected.probed_dense == probed,
+              "%s: the probe's counts over the data give verdict %d, the table %d", s.label,
+              o.expected.probed_dense, probed);
+        const int densities_ok =
+            probed ? info.density_a < 0.0 && info.density_b < 0.0
+                   : near(info.density_a, pc->density_a) && near(info.density_b, pc->density_b);
         CHECK(st == ESMM_STATUS_SUCCESS && info.path == pc->path &&
-                  near(info.work_fraction, pc->work_fraction) &&
-                  near(info.density_a, want_a) && near(info.density_b, want_b),
+                  near(info.work_fraction, pc->work_fraction) && densities_ok,
               "%s: reported path %d work %.6f densities %.6f / %.6f; expected path %d work %.6f "
               "densities %.6f / %.6f",
               s.label, (int)info.path, info.work_fraction, info.density_a, info.density_b,
-              (int)pc->path, pc->work_fraction, want_a, want_b);
+              (int)pc->path, pc->work_fraction, pc->density_a, pc->density_b);
         buffers_free(t, &buf);
         operands_free(&o);
     }

@@ -339,9 +339,14 @@ static int report_esmm_run(analysis_t *an, const analyze_options_t *o)
     }
     printf("\nesmm_sgemm m = %" PRId64 ", n = %" PRId64 ", k = %" PRId64 ": path %s, kernel %s\n",
            an->m, an->n, an->k, report_path_name(info.path), info.kernel != NULL ? info.kernel : "?");
-    printf("  slice density A %.2f%%, B %.2f%%; ran %.2f%% of the dense work, skipped %.2f%%\n",
-           percent(info.density_a), percent(info.density_b), percent(info.work_fraction),
-           percent(1.0 - info.work_fraction));
+    if (info.density_a >= 0.0 && info.density_b >= 0.0)
+        printf("  slice density A %.2f%%, B %.2f%%; ran %.2f%% of the dense work, skipped "
+               "%.2f%%\n",
+               percent(info.density_a), percent(info.density_b), percent(info.work_fraction),
+               percent(1.0 - info.work_fraction));
+    else
+        printf("  no masks extracted: the dense probe found too few zero slices to skip; ran "
+               "all of the dense work\n");
     if (info.extraction_ms >= 0.0)
         printf("  pattern extraction (both operands): %.4f ms\n", info.extraction_ms);
     return ESMM_EXIT_OK;

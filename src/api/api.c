@@ -236,11 +236,15 @@ static int pattern_fits(esmm_handle_t handle, esmm_pattern_t pattern, int is_b,
 }
 
 /* Masks for both operands: the caller's patterns, or extractions into the
- * workspace (timed when the handle asks). */
+ * workspace (timed, with the probe, when the handle asks). With probe set,
+ * the dense probe runs first and, where it sends the product to the dense
+ * path (esmm_probe_dense of *stats), nothing is extracted: on the CPU the
+ * host sees its counts in *stats, on the GPU the extraction reads them. */
 static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_t *p,
                                   esmm_pattern_t pattern_a, esmm_pattern_t pattern_b,
-                                  const esmm_workspace_layout_t *layout,
-                                  esmm_strip_masks_t *a, esmm_strip_masks_t *b)
+                                  const esmm_workspace_layout_t *layout, int probe,
+                                  esmm_plan_stats_t *stats, esmm_strip_masks_t *a,
+                                  esmm_strip_masks_t *b)
 {
     uint8_t *ws = handle->workspace;
     const int64_t kblocks = esmm_pattern_kblocks(p->k);
@@ -250,6 +254,8 @@ static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_
     *b = pattern_b ? pattern_b->masks
                    : (esmm_strip_masks_t){esmm_pattern_strips(p->n), kblocks,
                                           ws + layout->b_bits, ws + layout->b_nonfinite};
+    const uint8_t *given_a = pattern_a ? pattern_a->masks.bits : NULL;
+    const uint8_t *given_b = pattern_b ? pattern_b->masks.bits : NULL;
     const int cuda = handle->backend == ESMM_BACKEND_CUDA;
     double host_start = 0.0;
     esmm_status_t st = ESMM_STATUS_SUCCESS;
@@ -259,14 +265,28 @@ static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_
         else
             host_start = wall_ms();
     }
-    if (st == ESMM_STATUS_SUCCESS && cuda && pattern_a == NULL && pattern_b == NULL) {
-        st = esmm_cuda_extract_both(p, a->bits, a->nonfinite, b->bits, b->nonfinite,
-                                    handle->stream);
-    } else {
-        if (st == ESMM_STATUS_SUCCESS && pattern_a == NULL)
-            st = esmm_extract_masks(handle, 0, p->op_a, p->a, p->lda, p->m, p->k, a);
-        if (st == ESMM_STATUS_SUCCESS && pattern_b == NULL)
-            st = esmm_extract_masks(handle, 1, p->op_b, p->b, p->ldb, p->n, p->k, b);
+    if (st == ESMM_STATUS_SUCCESS && cuda) {
+        const esmm_masks_t given = {given_a, NULL, given_b, NULL};
+        st = esmm_cuda_probe(p, &given, probe, stats, handle->stream);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_cuda_extract_both(p, pattern_a ? NULL : a->bits, a->nonfinite,
+                                        pattern_b ? NULL : b->bits, b->nonfinite,
+                                        probe ? stats : NULL, handle->stream);
+    } else if (st == ESMM_STATUS_SUCCESS) {
+        *stats = (esmm_plan_stats_t){0};
+        if (probe) {
+            unsigned zero_a = 0, slices_a = 0, zero_b = 0, slices_b = 0;
+            esmm_cpu_probe(0, p->op_a, p->a, p->lda, p->m, p->k, given_a, &zero_a, &slices_a);
+            esmm_cpu_probe(1, p->op_b, p->b, p->ldb, p->n, p->k, given_b, &zero_b, &slices_b);
+            stats->probe[0] = (esmm_probe_slot_t){esmm_probe_pack(zero_a, zero_b),
+                                                  esmm_probe_pack(slices_a, slices_b)};
+        }
+        if (!esmm_probe_dense(stats)) {
+            if (pattern_a == NULL)
+                st = esmm_extract_masks(handle, 0, p->op_a, p->a, p->lda, p->m, p->k, a);
+            if (st == ESMM_STATUS_SUCCESS && pattern_b == NULL)
+                st = esmm_extract_masks(handle, 1, p->op_b, p->b, p->ldb, p->n, p->k, b);
+        }
     }
     if (st == ESMM_STATUS_SUCCESS && handle->timing) {
         handle->last.timed = 1;
@@ -278,7 +298,7 @@ static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_
     return st;
 }
 
-/* The masked paths: extraction, plan, and the kernel(s). */
+/* The masked paths: probe, extraction, plan, and the kernel(s). */
 static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t *p,
                                 const run_request_t *request, esmm_pattern_t pattern_a,
                                 esmm_pattern_t pattern_b)
@@ -289,19 +309,22 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
     esmm_status_t st = esmm_workspace_reserve(handle, layout.total);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
+    esmm_last_call_t *last = &handle->last;
+    esmm_plan_stats_t *stats =
+        cuda ? (esmm_plan_stats_t *)((uint8_t *)handle->workspace + layout.stats)
+             : &last->host_stats;
+    /* Only the planner's choice is probed: a named kernel runs as asked. */
+    const int planned = request->kind != RUN_SKIP;
     esmm_strip_masks_t a, b;
-    st = gather_masks(handle, p, pattern_a, pattern_b, &layout, &a, &b);
+    st = gather_masks(handle, p, pattern_a, pattern_b, &layout, planned, stats, &a, &b);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
     const esmm_skip_by_t skip = request->kind == RUN_SKIP ? request->skip : ESMM_SKIP_BY_BOTH;
-    esmm_last_call_t *last = &handle->last;
     last->planned = 1;
     last->path = ESMM_PATH_SPARSE;
     last->kernel = request->name;
     if (cuda) {
         const esmm_masks_t masks = {a.bits, a.nonfinite, b.bits, b.nonfinite};
-        esmm_plan_stats_t *stats = (esmm_plan_stats_t *)((uint8_t *)handle->workspace +
-                                                         layout.stats);
         last->device_stats = stats;
         float *partials = (float *)((uint8_t *)handle->workspace + layout.partials);
         st = esmm_cuda_plan(&masks, p->m, p->n, p->k, p->op_a, p->op_b, skip, stats,
@@ -309,7 +332,6 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         if (st != ESMM_STATUS_SUCCESS)
             return st;
         /* Planned, both kernels are queued; the plan on the device lets one run. */
-        const int planned = request->kind != RUN_SKIP;
         float *wide_copy = layout.wide_copy_bytes > 0
                                ? (float *)((uint8_t *)handle->workspace + layout.wide_copy)
                                : NULL;
@@ -323,15 +345,16 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
             st = esmm_cuda_finish_splits(p, partials, handle->stream);
         return st;
     }
-    esmm_plan_count(&a, &b, p->k, skip, &last->host_stats);
-    if (request->kind == RUN_PLANNED &&
-        !esmm_plan_cpu_selects_skip(&last->host_stats, p->m, p->n, p->k)) {
-        last->path = ESMM_PATH_DENSE;
-        last->kernel = cpu_kernel_names[0];
-        return esmm_cpu_sgemm(p);
+    if (!esmm_probe_dense(stats)) {
+        esmm_plan_count(&a, &b, p->k, skip, stats);
+        if (!planned || esmm_plan_cpu_selects_skip(stats, p->m, p->n, p->k)) {
+            last->kernel = cpu_kernel_names[skip];
+            return esmm_cpu_skip_sgemm(p, (esmm_skip_mode_t)skip, &a, &b);
+        }
     }
-    last->kernel = cpu_kernel_names[skip];
-    return esmm_cpu_skip_sgemm(p, (esmm_skip_mode_t)skip, &a, &b);
+    last->path = ESMM_PATH_DENSE;
+    last->kernel = cpu_kernel_names[0];
+    return esmm_cpu_sgemm(p);
 }
 
 static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t *p,

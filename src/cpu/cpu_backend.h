@@ -42,6 +42,13 @@ void esmm_cpu_extract_a(esmm_operation_t op, const float *a, int64_t lda, int64_
 void esmm_cpu_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_t k, int64_t n,
                         esmm_strip_masks_t *out);
 
+/* The dense probe (patterns/pattern_layout.h) of op(X), is_b = 0: op(A),
+ * m = rows x k; is_b = 1: op(B), k x n = rows: adds the sampled slices to
+ * *slices and the zero ones among them to *zero, reading x, or the bits of
+ * a given pattern instead when given is not NULL. */
+void esmm_cpu_probe(int is_b, esmm_operation_t op, const float *x, int64_t ld, int64_t rows,
+                    int64_t k, const uint8_t *given, unsigned *zero, unsigned *slices);
+
 /* Allocates the buffers of a pattern for `rows` strips-rows and k; free with
  * esmm_strip_masks_free. Returns ESMM_STATUS_ALLOC_FAILED on failure. */
 esmm_status_t esmm_strip_masks_alloc(esmm_strip_masks_t *pattern, int64_t rows, int64_t k);

@@ -13,6 +13,14 @@
 
 enum { STRIP = ESMM_PATTERN_STRIP, BK = ESMM_PATTERN_BK };
 
+static int popcount8(unsigned byte)
+{
+    int count = 0;
+    for (int i = 0; i < BK; i++)
+        count += (byte >> i) & 1u;
+    return count;
+}
+
 /* Below this many elements one thread reads the operand: waking a team costs
  * more than it saves. */
 static int worth_parallel(int64_t rows, int64_t k)
@@ -98,6 +106,46 @@ void esmm_cpu_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_
         extract_strip_major(b, ldb, n, k, out);
     else
         extract_k_major(b, ldb, n, k, out);
+}
+
+/* The k of block kb (existing holds those that exist) where the strip's
+ * line has a nonzero: a stored row with k along it, or a stored column. */
+static unsigned line_nonzero(const float *x, int64_t ld, int lines_are_rows, int64_t line,
+                             int64_t kb, unsigned existing)
+{
+    unsigned bits = 0;
+    for (int i = 0; i < BK; i++) {
+        if (!((existing >> i) & 1u))
+            continue;
+        const int64_t kk = kb * BK + i;
+        const float v = lines_are_rows ? x[line * ld + kk] : x[kk * ld + line];
+        bits |= (unsigned)(v != 0.0f) << i;
+    }
+    return bits;
+}
+
+void esmm_cpu_probe(int is_b, esmm_operation_t op, const float *x, int64_t ld, int64_t rows,
+                    int64_t k, const uint8_t *given, unsigned *zero, unsigned *slices)
+{
+    const int lines_are_rows = is_b ? op == ESMM_OP_T : op == ESMM_OP_N;
+    const int64_t kblocks = esmm_pattern_kblocks(k);
+    const int64_t blocks = esmm_pattern_strips(rows) * kblocks;
+    const int64_t samples = esmm_probe_samples(blocks);
+    for (int64_t j = 0; j < samples; j++) {
+        const int64_t block = esmm_probe_block(j, blocks);
+        const int64_t strip = block / kblocks, kb = block % kblocks;
+        const unsigned existing = esmm_pattern_existing_k(kb, k);
+        unsigned nonzero = 0;
+        if (given != NULL) {
+            nonzero = given[block];
+        } else {
+            const int64_t line_end = strip * STRIP + STRIP < rows ? strip * STRIP + STRIP : rows;
+            for (int64_t line = strip * STRIP; line < line_end; line++)
+                nonzero |= line_nonzero(x, ld, lines_are_rows, line, kb, existing);
+        }
+        *zero += (unsigned)popcount8(existing & ~nonzero);
+        *slices += (unsigned)popcount8(existing);
+    }
 }
 
 esmm_status_t esmm_strip_masks_alloc(esmm_strip_masks_t *pattern, int64_t rows, int64_t k)

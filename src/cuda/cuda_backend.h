@@ -12,6 +12,7 @@
 #include "esmm.h"
 #include "csr_problem.h"
 #include "gemm_problem.h"
+#include "patterns/pattern_layout.h"
 
 /* Number of usable CUDA devices; 0 when there is none or no driver. */
 int esmm_cuda_device_count(void);
@@ -99,10 +100,17 @@ esmm_status_t esmm_cuda_extract_a(esmm_operation_t op, const float *a, int64_t l
                                   int64_t k, uint8_t *bits, uint8_t *nonfinite, void *stream);
 esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b, int64_t ldb, int64_t k,
                                   int64_t n, uint8_t *bits, uint8_t *nonfinite, void *stream);
-/* Both operands of a product in one launch (the two above, sharing the GPU). */
+
+struct esmm_plan_stats; /* esmm_plan_stats_t, below */
+
+/* Both operands of a product in one launch (the two above, sharing the GPU);
+ * an operand whose bits are NULL is not read (its pattern was given). With
+ * gate (device memory, filled by esmm_cuda_probe) the launch does nothing
+ * when the probe sends the product to the dense path. */
 esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
                                      uint8_t *a_nonfinite, uint8_t *b_bits,
-                                     uint8_t *b_nonfinite, void *stream);
+                                     uint8_t *b_nonfinite, const struct esmm_plan_stats *gate,
+                                     void *stream);
 
 /* The masks of both operands of one product (device pointers; layout of
  * patterns/pattern_layout.h; strips_a = ceil(m/32), strips_b = ceil(n/32)). */
@@ -125,7 +133,20 @@ typedef enum {
  * kernel runs in each orientation: with A's strips leading (normal) it lists,
  * per strip of A, the k where the strip and any of 8 B strips are nonzero;
  * swapped, the same with the roles exchanged. */
+/* Counts of the dense probe, packed: op(A)'s in the low 16 bits, op(B)'s in
+ * the high (at most 8 * ESMM_PROBE_BLOCKS each), so slots add as words. */
+#define ESMM_PROBE_SLOTS 64
 typedef struct {
+    uint32_t zeros;  /* sampled slices that are zero */
+    uint32_t slices; /* sampled slices */
+} esmm_probe_slot_t;
+
+static inline ESMM_HOST_DEVICE uint32_t esmm_probe_pack(uint32_t a, uint32_t b)
+{
+    return a | b << 16;
+}
+
+typedef struct esmm_plan_stats {
     unsigned long long work;
     unsigned long long bits_a, bits_b; /* set mask bits of each operand */
     unsigned long long steps_normal, steps_swapped;
@@ -133,7 +154,49 @@ typedef struct {
     int decision;             /* an esmm_plan_decision_t */
     int orientation;          /* the cheaper skipping orientation, even when dense wins */
     int strip_warps;          /* the skipping kernel's form that runs: 1 strip warps, 0 pair */
+    /* The dense probe's counts (patterns/pattern_layout.h), one slot per
+     * probe CTA (on the CPU, the totals in slot 0): all 0 when no probe ran. */
+    esmm_probe_slot_t probe[ESMM_PROBE_SLOTS];
 } esmm_plan_stats_t;
+
+/* A planned product whose probe finds fewer than 1 in ESMM_PROBE_ZERO_SHARE
+ * of either operand's sampled slices zero runs the dense kernel without
+ * extracting or planning. Skipping cannot pay there: an orientation's cost
+ * is at least the share of its steps left (esmm_plan_cost), and a step is
+ * skipped only where its leading strip or all strips of its tile are zero,
+ * so with tiles of 8 strips skipping needs zero shares f_a + f_b of at least
+ * 1 - ESMM_PLAN_SKIP_BELOW (0.35), one of them at least 0.175 (a narrower
+ * last tile, on a small product, skips more easily). With 2048 slices
+ * sampled (256 blocks) a share of 0.175 reads as below 1/16 with probability
+ * 3e-8 even when all 8 slices of each block agree (binomial over 256
+ * blocks); a miss costs time, never a result. */
+#define ESMM_PROBE_ZERO_SHARE 16u
+
+/* The rule over packed totals (esmm_probe_slot_t). */
+static inline ESMM_HOST_DEVICE int esmm_probe_rule(uint32_t zeros, uint32_t slices)
+{
+    const uint32_t zero_a = zeros & 0xffffu, zero_b = zeros >> 16;
+    const uint32_t slices_a = slices & 0xffffu, slices_b = slices >> 16;
+    return slices_a > 0 && slices_b > 0 && ESMM_PROBE_ZERO_SHARE * zero_a < slices_a &&
+           ESMM_PROBE_ZERO_SHARE * zero_b < slices_b;
+}
+
+/* The packed totals of all slots. */
+static inline ESMM_HOST_DEVICE esmm_probe_slot_t esmm_probe_totals(const esmm_plan_stats_t *s)
+{
+    esmm_probe_slot_t total = {0, 0};
+    for (int i = 0; i < ESMM_PROBE_SLOTS; i++) {
+        total.zeros += s->probe[i].zeros;
+        total.slices += s->probe[i].slices;
+    }
+    return total;
+}
+
+static inline ESMM_HOST_DEVICE int esmm_probe_dense(const esmm_plan_stats_t *s)
+{
+    const esmm_probe_slot_t total = esmm_probe_totals(s);
+    return esmm_probe_rule(total.zeros, total.slices);
+}
 
 typedef enum {
     ESMM_PLAN_DENSE = 0,
@@ -182,12 +245,6 @@ typedef enum {
  * pair-warp form alone. Measured on the H100 at d = 0.25: at 1024^3 the strip
  * form saved 3 us, less than its launches cost; at 2048^3 it saved 17 us. */
 #define ESMM_PLAN_STRIP_WARPS_MIN_PRODUCT 4294967296.0
-
-#ifdef __CUDACC__
-#define ESMM_HOST_DEVICE __host__ __device__
-#else
-#define ESMM_HOST_DEVICE
-#endif
 
 /* How an orientation of the skipping kernel reads its wide operand. */
 typedef enum {
@@ -328,8 +385,18 @@ static inline int64_t esmm_wide_copy_floats(int64_t m, int64_t n, int64_t k,
     return normal > swapped ? normal : swapped;
 }
 
-/* Fills *stats (device memory) from the masks, decision included (op_a and
- * op_b give the copy layouts the decision weighs). */
+/* Clears *stats (device memory) for a product's plan and, with probe set,
+ * samples both operands into its probe slots (esmm_probe_dense): op(A) from
+ * A, or from given->a_bits when that is not NULL (a pattern the caller
+ * gave), and likewise op(B). One launch, queued first, so the extraction and
+ * the plan can read the verdict. */
+esmm_status_t esmm_cuda_probe(const esmm_gemm_problem_t *p, const esmm_masks_t *given, int probe,
+                              esmm_plan_stats_t *stats, void *stream);
+
+/* Fills *stats (device memory, cleared by esmm_cuda_probe) from the masks,
+ * decision included (op_a and op_b give the copy layouts the decision
+ * weighs); does nothing, leaving the decision dense, when the probe sent the
+ * product there. */
 esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, int64_t k,
                              esmm_operation_t op_a, esmm_operation_t op_b, esmm_skip_by_t skip,
                              esmm_plan_stats_t *stats, void *stream);

@@ -7,6 +7,7 @@
 #include "cuda/dense/ladder.cuh"
 #include "cuda/launch_cache.cuh"
 #include "cuda/patterns/extract_pattern.cuh"
+#include "cuda/patterns/probe_dense.cuh"
 #include "cuda/scale_c.cuh"
 #include "cuda/sparse/plan.cuh"
 #include "cuda/sparse/skip_gemm.cuh"
@@ -174,7 +175,8 @@ extern "C" esmm_status_t esmm_cuda_extract_a(esmm_operation_t op, const float *a
                                              uint8_t *nonfinite, void *stream)
 {
     const pattern_extraction e = extraction_of_a(op, a, lda, m, k, bits, nonfinite);
-    return status_from(launch_extract_patterns(&e, nullptr, static_cast<cudaStream_t>(stream)));
+    return status_from(
+        launch_extract_patterns(&e, nullptr, nullptr, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b, int64_t ldb,
@@ -182,18 +184,33 @@ extern "C" esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b
                                              uint8_t *nonfinite, void *stream)
 {
     const pattern_extraction e = extraction_of_b(op, b, ldb, k, n, bits, nonfinite);
-    return status_from(launch_extract_patterns(&e, nullptr, static_cast<cudaStream_t>(stream)));
+    return status_from(
+        launch_extract_patterns(&e, nullptr, nullptr, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
                                                 uint8_t *a_nonfinite, uint8_t *b_bits,
-                                                uint8_t *b_nonfinite, void *stream)
+                                                uint8_t *b_nonfinite,
+                                                const esmm_plan_stats_t *gate, void *stream)
 {
     const pattern_extraction a =
         extraction_of_a(p->op_a, p->a, p->lda, p->m, p->k, a_bits, a_nonfinite);
     const pattern_extraction b =
         extraction_of_b(p->op_b, p->b, p->ldb, p->k, p->n, b_bits, b_nonfinite);
-    return status_from(launch_extract_patterns(&a, &b, static_cast<cudaStream_t>(stream)));
+    return status_from(launch_extract_patterns(a_bits != nullptr ? &a : nullptr,
+                                               b_bits != nullptr ? &b : nullptr, gate,
+                                               static_cast<cudaStream_t>(stream)));
+}
+
+extern "C" esmm_status_t esmm_cuda_probe(const esmm_gemm_problem_t *p, const esmm_masks_t *given,
+                                         int probe, esmm_plan_stats_t *stats, void *stream)
+{
+    const probe_operand a{extraction_of_a(p->op_a, p->a, p->lda, p->m, p->k, nullptr, nullptr),
+                          given->a_bits, p->m, p->k};
+    const probe_operand b{extraction_of_b(p->op_b, p->b, p->ldb, p->k, p->n, nullptr, nullptr),
+                          given->b_bits, p->n, p->k};
+    return status_from(
+        launch_probe_dense(a, b, probe != 0, stats, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_stream_synchronize(void *stream)

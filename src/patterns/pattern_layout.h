@@ -25,6 +25,12 @@
 #define ESMM_PATTERN_BK 8
 #define ESMM_PATTERN_STRIP 32
 
+#ifdef __CUDACC__
+#define ESMM_HOST_DEVICE __host__ __device__
+#else
+#define ESMM_HOST_DEVICE
+#endif
+
 typedef struct {
     int64_t strips;     /* ceil(rows / 32): rows = m for A, n for B */
     int64_t kblocks;    /* ceil(k / 8) */
@@ -32,14 +38,52 @@ typedef struct {
     uint8_t *nonfinite; /* strips * kblocks bytes */
 } esmm_strip_masks_t;
 
-static inline int64_t esmm_pattern_strips(int64_t rows)
+static inline ESMM_HOST_DEVICE int64_t esmm_pattern_strips(int64_t rows)
 {
     return (rows + ESMM_PATTERN_STRIP - 1) / ESMM_PATTERN_STRIP;
 }
 
-static inline int64_t esmm_pattern_kblocks(int64_t k)
+static inline ESMM_HOST_DEVICE int64_t esmm_pattern_kblocks(int64_t k)
 {
     return (k + ESMM_PATTERN_BK - 1) / ESMM_PATTERN_BK;
+}
+
+/* The k of K block kb that exist, as mask bits. */
+static inline ESMM_HOST_DEVICE unsigned esmm_pattern_existing_k(int64_t kb, int64_t k)
+{
+    const int64_t left = k - kb * ESMM_PATTERN_BK;
+    return left >= ESMM_PATTERN_BK ? 0xffu : (1u << left) - 1u;
+}
+
+/*
+ * The dense probe. Before extracting, a planned product samples blocks of
+ * each operand: a block is one mask byte's place (a strip by a K block,
+ * strips * kblocks of them in the order of bits[]), and each of its existing
+ * k is a slice, zero when the strip holds no nonzero there. The sample takes
+ * one block from each of ESMM_PROBE_BLOCKS equal runs of that order, at a
+ * fixed pseudo-random place in the run, or every block when there are no
+ * more; the CPU and GPU probes read the same blocks, so they count the same
+ * zero slices.
+ */
+#define ESMM_PROBE_BLOCKS 256
+
+static inline ESMM_HOST_DEVICE int64_t esmm_probe_samples(int64_t blocks)
+{
+    return blocks < ESMM_PROBE_BLOCKS ? blocks : ESMM_PROBE_BLOCKS;
+}
+
+/* The block of sample j (0 <= j < esmm_probe_samples(blocks)). */
+static inline ESMM_HOST_DEVICE int64_t esmm_probe_block(int64_t j, int64_t blocks)
+{
+    if (blocks <= ESMM_PROBE_BLOCKS)
+        return j;
+    const int64_t first = j * blocks / ESMM_PROBE_BLOCKS;
+    const int64_t run = (j + 1) * blocks / ESMM_PROBE_BLOCKS - first;
+    const uint64_t hash = ((uint64_t)j + 1u) * 0x9E3779B97F4A7C15ull;
+    /* The same remainder either way; 32 bits cost the GPU far less. */
+    if (run <= (int64_t)UINT32_MAX)
+        return first + (int64_t)((uint32_t)(hash >> 33) % (uint32_t)run);
+    return first + (int64_t)((hash >> 33) % (uint64_t)run);
 }
 
 #endif

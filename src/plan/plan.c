@@ -11,13 +11,6 @@ int esmm_plan_cpu_selects_skip(const esmm_plan_stats_t *stats, int64_t m, int64_
     return (double)stats->work <= ESMM_PLAN_CPU_SKIP_BELOW * (double)esmm_plan_total(m, n, k);
 }
 
-/* Bits of k-block kb that exist. */
-static unsigned existing_k(int64_t kb, int64_t k)
-{
-    const int64_t left = k - kb * ESMM_PATTERN_BK;
-    return left >= ESMM_PATTERN_BK ? 0xffu : (1u << left) - 1u;
-}
-
 /* Adds, for each bit of k-block kb, the strips of `masks` that have it (or
  * all strips, when the operand is not skipped by); returns its set bits. */
 static unsigned long long count_block(const esmm_strip_masks_t *masks, int64_t kb, int64_t k,
@@ -26,7 +19,7 @@ static unsigned long long count_block(const esmm_strip_masks_t *masks, int64_t k
     unsigned long long set = 0;
     for (int64_t s = 0; s < masks->strips; s++) {
         const unsigned bits = masks->bits[s * masks->kblocks + kb];
-        const unsigned used = skipped_by ? bits : existing_k(kb, k);
+        const unsigned used = skipped_by ? bits : esmm_pattern_existing_k(kb, k);
         for (int i = 0; i < 8; i++) {
             set += (bits >> i) & 1u;
             counts[i] += (used >> i) & 1u;

@@ -20,9 +20,10 @@
 #include <climits>
 
 #include "cuda/patterns/extract_pattern.cuh"
+#include "cuda/patterns/probe_dense.cuh"
 
 extern "C" {
-#include "patterns/pattern_layout.h"
+#include "cuda/cuda_backend.h"
 }
 
 namespace {
@@ -189,9 +190,13 @@ __device__ __forceinline__ void extract_strips_of_cols(const extract_args &a, in
 // One or two operands in one launch: blocks below first_blocks take the
 // first, the rest the second, so both extractions of a product share the GPU
 // (each alone fills few SMs at moderate sizes) and cost one launch.
+// With gate, a product the dense probe sent to the dense path reads nothing.
 __global__ __launch_bounds__(THREADS, MIN_BLOCKS_PER_SM) void extract_pattern_kernel(
-    const extract_args first, const extract_args second, unsigned first_blocks)
+    const extract_args first, const extract_args second, unsigned first_blocks,
+    const esmm_plan_stats_t *gate)
 {
+    if (gate != nullptr && warp_probe_dense(gate))
+        return;
     const bool in_first = blockIdx.x < first_blocks;
     const extract_args a = in_first ? first : second;
     const int64_t block = in_first ? blockIdx.x : blockIdx.x - first_blocks;
@@ -239,7 +244,8 @@ cudaError_t describe(const pattern_extraction &e, extract_args *args, int64_t *b
 } // namespace
 
 cudaError_t launch_extract_patterns(const pattern_extraction *first,
-                                    const pattern_extraction *second, cudaStream_t stream)
+                                    const pattern_extraction *second,
+                                    const esmm_plan_stats_t *gate, cudaStream_t stream)
 {
     extract_args args[2] = {};
     int64_t blocks[2] = {0, 0};
@@ -256,6 +262,6 @@ cudaError_t launch_extract_patterns(const pattern_extraction *first,
     if (blocks[0] + blocks[1] > INT_MAX)
         return cudaErrorInvalidConfiguration;
     extract_pattern_kernel<<<(unsigned)(blocks[0] + blocks[1]), THREADS, 0, stream>>>(
-        args[0], args[1], (unsigned)blocks[0]);
+        args[0], args[1], (unsigned)blocks[0], gate);
     return cudaGetLastError();
 }

@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
+extern "C" {
+#include "cuda/cuda_backend.h"
+}
+
 // Which way the 32-wide strips run through the stored matrix. The K blocks
 // of 8 run the other way.
 enum class pattern_strips {
@@ -20,8 +24,11 @@ struct pattern_extraction {
     uint8_t *bits, *nonfinite;
 };
 
-// Reads each given operand (second may be nullptr) once and writes every byte
-// of its bits and nonfinite, both operands in one launch. Nothing is
-// allocated and nothing waits for the host; empty matrices launch nothing.
+// Reads each given operand (either may be nullptr) once and writes every
+// byte of its bits and nonfinite, both operands in one launch; with gate
+// (device memory), nothing where the dense probe's counts there send the
+// product to the dense path (esmm_probe_dense). Nothing is allocated and
+// nothing waits for the host; empty matrices launch nothing.
 cudaError_t launch_extract_patterns(const pattern_extraction *first,
-                                    const pattern_extraction *second, cudaStream_t stream);
+                                    const pattern_extraction *second,
+                                    const esmm_plan_stats_t *gate, cudaStream_t stream);

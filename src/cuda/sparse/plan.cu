@@ -10,6 +10,7 @@
 // decides.
 #include <cuda_runtime.h>
 
+#include "cuda/patterns/probe_dense.cuh"
 #include "cuda/sparse/plan.cuh"
 
 namespace {
@@ -18,14 +19,6 @@ constexpr int KB_PER_BLOCK = 8;
 constexpr int TILE_GROUPS = 32;
 constexpr int THREADS = KB_PER_BLOCK * TILE_GROUPS;
 constexpr int TILE = ESMM_PLAN_TILE_STRIPS;
-
-// The mask byte of an operand that is not skipped by: every k of the block
-// that exists.
-__device__ unsigned k_block_mask(int64_t kb, int64_t k)
-{
-    const int64_t left = k - kb * 8;
-    return left >= 8 ? 0xffu : (1u << left) - 1u;
-}
 
 struct bit_counts {
     int strips[KB_PER_BLOCK][8]; // strips with bit i of k-block kb_local set
@@ -93,6 +86,8 @@ __global__ void __launch_bounds__(THREADS)
 {
     __shared__ bit_counts count_a, count_b;
     __shared__ bool last_block;
+    if (warp_probe_dense(stats))
+        return; // the whole grid: the decision stays dense, as cleared
     const int64_t strips_a = (m + 31) / 32, strips_b = (n + 31) / 32, kblocks = (k + 7) / 8;
     const int kb_local = threadIdx.x % KB_PER_BLOCK, group = threadIdx.x / KB_PER_BLOCK;
     for (int i = threadIdx.x; i < KB_PER_BLOCK * 8; i += THREADS) {
@@ -103,7 +98,8 @@ __global__ void __launch_bounds__(THREADS)
     const int64_t kb = blockIdx.x * (int64_t)KB_PER_BLOCK + kb_local;
     operand_counts a, b;
     if (kb < kblocks) {
-        const unsigned existing = k_block_mask(kb, k);
+        // An operand not skipped by counts every k of the block that exists.
+        const unsigned existing = esmm_pattern_existing_k(kb, k);
         // Both operands' bytes are loaded before either is counted, so one
         // load latency is waited for, not two (the plan is on the critical path
         // of every call).
@@ -163,9 +159,6 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
                         esmm_operation_t op_a, esmm_operation_t op_b, esmm_skip_by_t skip,
                         esmm_plan_stats_t *stats, cudaStream_t stream)
 {
-    cudaError_t err = cudaMemsetAsync(stats, 0, sizeof *stats, stream);
-    if (err != cudaSuccess)
-        return err;
     const int64_t kblocks = (k + 7) / 8;
     const int64_t blocks = (kblocks + KB_PER_BLOCK - 1) / KB_PER_BLOCK;
     if (blocks > 0x7fffffff)
