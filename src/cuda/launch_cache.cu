@@ -12,13 +12,35 @@ struct granted_smem {
     int device, bytes;
 };
 
-struct sm_count {
-    int device, sms;
+struct device_facts {
+    int device, sms, major;
 };
 
 std::mutex cache_mutex;
 std::vector<granted_smem> granted;
-std::vector<sm_count> counted;
+std::vector<device_facts> counted;
+
+// The current device's facts, asked of the driver on its first use.
+cudaError_t current_facts(device_facts *facts)
+{
+    int device = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err != cudaSuccess)
+        return err;
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    for (const device_facts &f : counted)
+        if (f.device == device) {
+            *facts = f;
+            return cudaSuccess;
+        }
+    facts->device = device;
+    err = cudaDeviceGetAttribute(&facts->sms, cudaDevAttrMultiProcessorCount, device);
+    if (err == cudaSuccess)
+        err = cudaDeviceGetAttribute(&facts->major, cudaDevAttrComputeCapabilityMajor, device);
+    if (err == cudaSuccess)
+        counted.push_back(*facts);
+    return err;
+}
 
 } // namespace
 
@@ -40,19 +62,26 @@ cudaError_t grant_dynamic_smem(const void *kernel, int bytes)
 
 cudaError_t current_sm_count(int *sms)
 {
-    int device = 0;
-    cudaError_t err = cudaGetDevice(&device);
-    if (err != cudaSuccess)
-        return err;
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    for (const sm_count &c : counted)
-        if (c.device == device) {
-            *sms = c.sms;
-            return cudaSuccess;
-        }
-    err = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
-    if (err == cudaSuccess)
-        counted.push_back(sm_count{device, *sms});
+    device_facts facts;
+    const cudaError_t err = current_facts(&facts);
+    *sms = err == cudaSuccess ? facts.sms : 0;
+    return err;
+}
+
+cudaError_t chained_config(chained_launch *launch, dim3 grid, dim3 block, size_t smem,
+                           cudaStream_t stream)
+{
+    device_facts facts;
+    const cudaError_t err = current_facts(&facts);
+    launch->attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    launch->attribute.val.programmaticStreamSerializationAllowed = 1;
+    launch->config = cudaLaunchConfig_t{};
+    launch->config.gridDim = grid;
+    launch->config.blockDim = block;
+    launch->config.dynamicSmemBytes = smem;
+    launch->config.stream = stream;
+    launch->config.attrs = &launch->attribute;
+    launch->config.numAttrs = err == cudaSuccess && facts.major >= 9 ? 1 : 0;
     return err;
 }
 

@@ -2,7 +2,8 @@
 // asked once per device instead of on every call: cudaFuncSetAttribute and
 // cudaDeviceGetAttribute are host-side driver calls, and a planned product
 // made up to six of them (measured on the H100 at 1797 x 2048 x 2048: 35 us
-// of host time per esmm_sgemm call against cuBLAS's 9 us).
+// of host time per esmm_sgemm call against cuBLAS's 9 us). And how the
+// kernels of one call are launched one behind the other.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,3 +18,34 @@ cudaError_t current_sm_count(int *sms);
 // drops the attributes with its context, so handles created after one must
 // grant them again. Called by esmm_create.
 void forget_launch_cache();
+
+// Chained launches. The kernels of one call run back to back in the stream;
+// launched chained (programmatic dependent launch, compute capability 9.0 and
+// up), a kernel is dispatched as soon as every block of the one ahead has
+// called chain_release(), instead of after that kernel has drained: the gap
+// between two small launches was most of what each gated or closed one cost.
+// Every kernel so launched calls chain_wait() before it touches memory (it
+// returns once the kernel ahead has finished and its writes are visible),
+// then chain_release(). launch->config points at launch->attribute: fill it
+// in place and launch with cudaLaunchKernelEx(&launch->config, ...).
+struct chained_launch {
+    cudaLaunchConfig_t config;
+    cudaLaunchAttribute attribute;
+};
+
+cudaError_t chained_config(chained_launch *launch, dim3 grid, dim3 block, size_t smem,
+                           cudaStream_t stream);
+
+__device__ __forceinline__ void chain_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void chain_release()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}

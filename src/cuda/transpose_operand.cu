@@ -43,6 +43,8 @@ struct copy_choice {
 
 __global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice choice, float *out)
 {
+    chain_wait();
+    chain_release();
     // At most one of the paths runs.
     const operand_copy none = {};
     const operand_copy c =
@@ -121,11 +123,14 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     if (tiles == 0)
         return cudaSuccess;
     int sms = 0;
-    const cudaError_t err = current_sm_count(&sms);
+    cudaError_t err = current_sm_count(&sms);
     if (err != cudaSuccess)
         return err;
     const int64_t cap = (int64_t)sms * BLOCKS_PER_SM;
     const unsigned blocks = (unsigned)(tiles < cap ? tiles : cap);
-    transpose_operand_kernel<<<blocks, THREADS, 0, stream>>>(choice, out);
-    return cudaGetLastError();
+    chained_launch launch;
+    err = chained_config(&launch, blocks, THREADS, 0, stream);
+    return err != cudaSuccess
+               ? err
+               : cudaLaunchKernelEx(&launch.config, transpose_operand_kernel, choice, out);
 }

@@ -12,6 +12,7 @@
 
 #include "cuda/dense/ladder.cuh"
 #include "cuda/dense/pipelined_tile.cuh"
+#include "cuda/launch_cache.cuh"
 #include "cuda/sparse/plan_gate.cuh"
 #include "cuda/transpose_operand.cuh"
 
@@ -21,6 +22,8 @@ template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED
 __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
     pipelined_kernel(esmm_gemm_problem_t whole, k_layers layers, const esmm_plan_stats_t *gate)
 {
+    chain_wait();
+    chain_release();
     // Queued beside the zero-skipping kernel: the plan on the device decides
     // which of the two runs.
     if (!dense_gate_open(gate))
@@ -99,11 +102,12 @@ struct pipelined_launch {
                           ? pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
                           : pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
         dim3 grid;
-        const cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
-        if (err != cudaSuccess)
-            return err;
-        kernel<<<grid, cfg::THREADS, cfg::SMEM_BYTES, stream>>>(p, layers, gate);
-        return cudaGetLastError();
+        cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
+        chained_launch launch;
+        if (err == cudaSuccess)
+            err = chained_config(&launch, grid, cfg::THREADS, cfg::SMEM_BYTES, stream);
+        return err != cudaSuccess ? err
+                                  : cudaLaunchKernelEx(&launch.config, kernel, p, layers, gate);
     }
 };
 

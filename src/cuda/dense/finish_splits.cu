@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/dense/ladder.cuh"
+#include "cuda/launch_cache.cuh"
 
 namespace {
 
@@ -18,6 +19,8 @@ __global__ void __launch_bounds__(FINISH_THREADS)
     finish_splits_kernel(const float *partials, int64_t splits, int64_t m, int64_t n,
                          float alpha, float beta, float *c, int64_t ldc)
 {
+    chain_wait();
+    chain_release();
     const int64_t col = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) * 4;
     if (col >= n)
         return;
@@ -80,11 +83,10 @@ cudaError_t launch_finish_splits(const esmm_gemm_problem_t &p, const float *part
                     (unsigned)(row_blocks < FINISH_ROW_BLOCKS ? row_blocks : FINISH_ROW_BLOCKS));
     // Partial rows are n floats from a 256-byte aligned base.
     const bool vec = p.n % 4 == 0 && p.ldc % 4 == 0 && reinterpret_cast<uintptr_t>(p.c) % 16 == 0;
-    if (vec)
-        finish_splits_kernel<true><<<grid, block, 0, stream>>>(
-            partials, split.splits, p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
-    else
-        finish_splits_kernel<false><<<grid, block, 0, stream>>>(
-            partials, split.splits, p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
-    return cudaGetLastError();
+    auto kernel = vec ? finish_splits_kernel<true> : finish_splits_kernel<false>;
+    chained_launch launch;
+    const cudaError_t err = chained_config(&launch, grid, block, 0, stream);
+    return err != cudaSuccess ? err
+                              : cudaLaunchKernelEx(&launch.config, kernel, partials, split.splits,
+                                                   p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
 }

@@ -20,6 +20,7 @@
 #include <climits>
 
 #include "cuda/patterns/extract_pattern.cuh"
+#include "cuda/launch_cache.cuh"
 #include "cuda/patterns/probe_dense.cuh"
 
 extern "C" {
@@ -195,6 +196,8 @@ __global__ __launch_bounds__(THREADS, MIN_BLOCKS_PER_SM) void extract_pattern_ke
     const extract_args first, const extract_args second, unsigned first_blocks,
     const esmm_plan_stats_t *gate)
 {
+    chain_wait();
+    chain_release();
     if (gate != nullptr && warp_probe_dense(gate))
         return;
     const bool in_first = blockIdx.x < first_blocks;
@@ -261,7 +264,8 @@ cudaError_t launch_extract_patterns(const pattern_extraction *first,
         return cudaSuccess;
     if (blocks[0] + blocks[1] > INT_MAX)
         return cudaErrorInvalidConfiguration;
-    extract_pattern_kernel<<<(unsigned)(blocks[0] + blocks[1]), THREADS, 0, stream>>>(
-        args[0], args[1], (unsigned)blocks[0], gate);
-    return cudaGetLastError();
+    chained_launch launch;
+    const cudaError_t err = chained_config(&launch, (unsigned)(blocks[0] + blocks[1]), THREADS, 0, stream);
+    return err != cudaSuccess ? err : cudaLaunchKernelEx(&launch.config, extract_pattern_kernel, args[0], args[1],
+                                                          (unsigned)blocks[0], gate);
 }

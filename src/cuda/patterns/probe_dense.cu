@@ -6,6 +6,8 @@
 // plan's statistics. One round of loads: the launch is most of what it costs.
 #include "cuda/patterns/probe_dense.cuh"
 
+#include "cuda/launch_cache.cuh"
+
 namespace {
 
 constexpr int WARP = 32;
@@ -73,6 +75,8 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK *WARP)
                        esmm_plan_stats_t *stats)
 {
     __shared__ uint32_t block_zeros, block_slices;
+    chain_wait();
+    chain_release();
     if (threadIdx.x == 0) {
         block_zeros = block_slices = 0;
         if (blockIdx.x == 0) {
@@ -121,7 +125,8 @@ probe_args describe(const probe_operand &p, bool sample)
 cudaError_t launch_probe_dense(const probe_operand &a, const probe_operand &b, bool sample,
                                esmm_plan_stats_t *stats, cudaStream_t stream)
 {
-    probe_dense_kernel<<<ESMM_PROBE_SLOTS, WARPS_PER_BLOCK * WARP, 0, stream>>>(
-        describe(a, sample), describe(b, sample), stats);
-    return cudaGetLastError();
+    chained_launch launch;
+    const cudaError_t err = chained_config(&launch, ESMM_PROBE_SLOTS, WARPS_PER_BLOCK * WARP, 0, stream);
+    return err != cudaSuccess ? err : cudaLaunchKernelEx(&launch.config, probe_dense_kernel, describe(a, sample),
+                                                          describe(b, sample), stats);
 }

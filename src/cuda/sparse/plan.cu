@@ -10,6 +10,7 @@
 // decides.
 #include <cuda_runtime.h>
 
+#include "cuda/launch_cache.cuh"
 #include "cuda/patterns/probe_dense.cuh"
 #include "cuda/sparse/plan.cuh"
 
@@ -86,6 +87,8 @@ __global__ void __launch_bounds__(THREADS)
 {
     __shared__ bit_counts count_a, count_b;
     __shared__ bool last_block;
+    chain_wait();
+    chain_release();
     if (warp_probe_dense(stats))
         return; // the whole grid: the decision stays dense, as cleared
     const int64_t strips_a = (m + 31) / 32, strips_b = (n + 31) / 32, kblocks = (k + 7) / 8;
@@ -163,8 +166,11 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
     const int64_t blocks = (kblocks + KB_PER_BLOCK - 1) / KB_PER_BLOCK;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    plan_kernel<<<(unsigned)blocks, THREADS, 0, stream>>>(
-        masks, m, n, k, (int)skip, esmm_plan_normal_wide(m, op_b),
-        esmm_plan_swapped_wide(n, op_a), stats);
-    return cudaGetLastError();
+    chained_launch launch;
+    const cudaError_t err = chained_config(&launch, (unsigned)blocks, THREADS, 0, stream);
+    return err != cudaSuccess
+               ? err
+               : cudaLaunchKernelEx(&launch.config, plan_kernel, masks, m, n, k, (int)skip,
+                                    esmm_plan_normal_wide(m, op_b),
+                                    esmm_plan_swapped_wide(n, op_a), stats);
 }

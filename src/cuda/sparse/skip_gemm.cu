@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/dense/pipelined_tile.cuh"
+#include "cuda/launch_cache.cuh"
 #include "cuda/sparse/plan_gate.cuh"
 #include "cuda/sparse/skip_gemm.cuh"
 #include "cuda/transpose_operand.cuh"
@@ -265,6 +266,8 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
     skip_kernel(esmm_gemm_problem_t whole, k_layers layers, esmm_masks_t all_masks, int skip,
                 skip_gate gate)
 {
+    chain_wait();
+    chain_release();
     if (!gate_open(gate))
         return;
     const esmm_gemm_problem_t p = layer_problem<SPLIT, TRANSPOSED_C>(whole, layers);
@@ -350,11 +353,13 @@ template <class cfg> struct skip_launch {
                           ? skip_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
                           : skip_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
         dim3 grid;
-        const cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
-        if (err != cudaSuccess)
-            return err;
-        kernel<<<grid, cfg::THREADS, cfg::SMEM_BYTES, stream>>>(p, layers, masks, skip, gate);
-        return cudaGetLastError();
+        cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
+        chained_launch launch;
+        if (err == cudaSuccess)
+            err = chained_config(&launch, grid, cfg::THREADS, cfg::SMEM_BYTES, stream);
+        return err != cudaSuccess ? err
+                                  : cudaLaunchKernelEx(&launch.config, kernel, p, layers, masks,
+                                                       skip, gate);
     }
 };
 
