@@ -126,13 +126,6 @@ typedef enum {
     ESMM_SKIP_BY_BOTH = 3
 } esmm_skip_by_t;
 
-/* Written on the device by esmm_cuda_plan; the host reads it only in
- * esmm_get_last_info. work counts the (strip of A, strip of B, k) triples
- * whose product the masks do not prove zero, out of
- * ceil(m/32) * ceil(n/32) * k. steps_* count the (CTA, k) steps the skipping
- * kernel runs in each orientation: with A's strips leading (normal) it lists,
- * per strip of A, the k where the strip and any of 8 B strips are nonzero;
- * swapped, the same with the roles exchanged. */
 /* Counts of the dense probe, packed: op(A)'s in the low 16 bits, op(B)'s in
  * the high (at most 8 * ESMM_PROBE_BLOCKS each), so slots add as words. */
 #define ESMM_PROBE_SLOTS 64
@@ -146,6 +139,13 @@ static inline ESMM_HOST_DEVICE uint32_t esmm_probe_pack(uint32_t a, uint32_t b)
     return a | b << 16;
 }
 
+/* Written on the device by esmm_cuda_probe and esmm_cuda_plan; the host
+ * reads it only in esmm_get_last_info. work counts the (strip of A, strip of
+ * B, k) triples whose product the masks do not prove zero, out of
+ * ceil(m/32) * ceil(n/32) * k. steps_* count the (CTA, k) steps the skipping
+ * kernel runs in each orientation: with A's strips leading (normal) it lists,
+ * per strip of A, the k where the strip and any of 8 B strips are nonzero;
+ * swapped, the same with the roles exchanged. */
 typedef struct esmm_plan_stats {
     unsigned long long work;
     unsigned long long bits_a, bits_b; /* set mask bits of each operand */

@@ -16,9 +16,16 @@ struct device_facts {
     int device, sms, major;
 };
 
+struct chained_kernel {
+    const void *kernel;
+    int device;
+    bool chained;
+};
+
 std::mutex cache_mutex;
 std::vector<granted_smem> granted;
 std::vector<device_facts> counted;
+std::vector<chained_kernel> chainable;
 
 // The current device's facts, asked of the driver on its first use.
 cudaError_t current_facts(device_facts *facts)
@@ -68,11 +75,40 @@ cudaError_t current_sm_count(int *sms)
     return err;
 }
 
-cudaError_t chained_config(chained_launch *launch, dim3 grid, dim3 block, size_t smem,
-                           cudaStream_t stream)
+// Whether kernel may be launched chained on the current device: the device
+// runs programmatic dependent launch (9.0 and up) and the kernel's code was
+// compiled for it, so chain_wait() is in it (code built for an older
+// architecture and run on a newer one has none: launched chained, it would
+// race the kernel ahead).
+cudaError_t kernel_chains(const void *kernel, bool *chained)
 {
     device_facts facts;
-    const cudaError_t err = current_facts(&facts);
+    cudaError_t err = current_facts(&facts);
+    if (err != cudaSuccess)
+        return err;
+    {
+        std::lock_guard<std::mutex> lock(cache_mutex);
+        for (const chained_kernel &c : chainable)
+            if (c.kernel == kernel && c.device == facts.device) {
+                *chained = c.chained;
+                return cudaSuccess;
+            }
+    }
+    cudaFuncAttributes attributes;
+    err = cudaFuncGetAttributes(&attributes, kernel);
+    if (err != cudaSuccess)
+        return err;
+    *chained = facts.major >= 9 && attributes.ptxVersion >= 90;
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    chainable.push_back(chained_kernel{kernel, facts.device, *chained});
+    return cudaSuccess;
+}
+
+cudaError_t chained_config(chained_launch *launch, const void *kernel, dim3 grid, dim3 block,
+                           size_t smem, cudaStream_t stream)
+{
+    bool chained = false;
+    const cudaError_t err = kernel_chains(kernel, &chained);
     launch->attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     launch->attribute.val.programmaticStreamSerializationAllowed = 1;
     launch->config = cudaLaunchConfig_t{};
@@ -81,7 +117,7 @@ cudaError_t chained_config(chained_launch *launch, dim3 grid, dim3 block, size_t
     launch->config.dynamicSmemBytes = smem;
     launch->config.stream = stream;
     launch->config.attrs = &launch->attribute;
-    launch->config.numAttrs = err == cudaSuccess && facts.major >= 9 ? 1 : 0;
+    launch->config.numAttrs = chained ? 1 : 0;
     return err;
 }
 
@@ -90,4 +126,5 @@ void forget_launch_cache()
     std::lock_guard<std::mutex> lock(cache_mutex);
     granted.clear();
     counted.clear();
+    chainable.clear();
 }

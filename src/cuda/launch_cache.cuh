@@ -26,15 +26,17 @@ void forget_launch_cache();
 // between two small launches was most of what each gated or closed one cost.
 // Every kernel so launched calls chain_wait() before it touches memory (it
 // returns once the kernel ahead has finished and its writes are visible),
-// then chain_release(). launch->config points at launch->attribute: fill it
-// in place and launch with cudaLaunchKernelEx(&launch->config, ...).
+// then chain_release(). chained_config fills launch for kernel (chained
+// where the device and the kernel's code allow, else a plain launch);
+// launch->config points at launch->attribute, so fill it in place and launch
+// with cudaLaunchKernelEx(&launch->config, kernel, ...).
 struct chained_launch {
     cudaLaunchConfig_t config;
     cudaLaunchAttribute attribute;
 };
 
-cudaError_t chained_config(chained_launch *launch, dim3 grid, dim3 block, size_t smem,
-                           cudaStream_t stream);
+cudaError_t chained_config(chained_launch *launch, const void *kernel, dim3 grid, dim3 block,
+                           size_t smem, cudaStream_t stream);
 
 __device__ __forceinline__ void chain_wait()
 {

@@ -129,7 +129,8 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     const int64_t cap = (int64_t)sms * BLOCKS_PER_SM;
     const unsigned blocks = (unsigned)(tiles < cap ? tiles : cap);
     chained_launch launch;
-    err = chained_config(&launch, blocks, THREADS, 0, stream);
+    err = chained_config(&launch, reinterpret_cast<const void *>(transpose_operand_kernel),
+                         blocks, THREADS, 0, stream);
     return err != cudaSuccess
                ? err
                : cudaLaunchKernelEx(&launch.config, transpose_operand_kernel, choice, out);

@@ -105,7 +105,8 @@ struct pipelined_launch {
         cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
         chained_launch launch;
         if (err == cudaSuccess)
-            err = chained_config(&launch, grid, cfg::THREADS, cfg::SMEM_BYTES, stream);
+            err = chained_config(&launch, reinterpret_cast<const void *>(kernel), grid,
+                                 cfg::THREADS, cfg::SMEM_BYTES, stream);
         return err != cudaSuccess ? err
                                   : cudaLaunchKernelEx(&launch.config, kernel, p, layers, gate);
     }

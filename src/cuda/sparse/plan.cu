@@ -167,7 +167,8 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
     chained_launch launch;
-    const cudaError_t err = chained_config(&launch, (unsigned)blocks, THREADS, 0, stream);
+    const cudaError_t err = chained_config(&launch, reinterpret_cast<const void *>(plan_kernel),
+                                           (unsigned)blocks, THREADS, 0, stream);
     return err != cudaSuccess
                ? err
                : cudaLaunchKernelEx(&launch.config, plan_kernel, masks, m, n, k, (int)skip,
