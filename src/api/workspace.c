@@ -160,16 +160,16 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
     } else if (last->timed) {
         info->extraction_ms = last->host_extraction_ms;
     }
-    if (esmm_probe_dense(&stats)) {
-        /* The probe sent the product to the dense kernel: no masks to report. */
-        info->path = ESMM_PATH_DENSE;
-        info->kernel = handle->backend == ESMM_BACKEND_CUDA ? "pipelined" : last->kernel;
-        return ESMM_STATUS_SUCCESS;
+    /* Where the probe sent the product dense no masks were extracted, and
+     * the plan's decision was left dense. */
+    if (!esmm_probe_dense(&stats)) {
+        const unsigned long long k = (unsigned long long)last->k;
+        info->density_a =
+            fraction(stats.bits_a, (unsigned long long)esmm_pattern_strips(last->m) * k);
+        info->density_b =
+            fraction(stats.bits_b, (unsigned long long)esmm_pattern_strips(last->n) * k);
+        info->work_fraction = fraction(stats.work, esmm_plan_total(last->m, last->n, last->k));
     }
-    const unsigned long long k = (unsigned long long)last->k;
-    info->density_a = fraction(stats.bits_a, (unsigned long long)esmm_pattern_strips(last->m) * k);
-    info->density_b = fraction(stats.bits_b, (unsigned long long)esmm_pattern_strips(last->n) * k);
-    info->work_fraction = fraction(stats.work, esmm_plan_total(last->m, last->n, last->k));
     if (last->kernel == NULL) {
         /* The device chose among the queued kernels. */
         const int sparse = stats.decision != ESMM_PLAN_DENSE;

@@ -12,7 +12,6 @@
 
 #include "cuda/dense/ladder.cuh"
 #include "cuda/dense/pipelined_tile.cuh"
-#include "cuda/launch_cache.cuh"
 #include "cuda/sparse/plan_gate.cuh"
 #include "cuda/transpose_operand.cuh"
 
@@ -101,12 +100,8 @@ struct pipelined_launch {
         auto kernel = layers.count > 1
                           ? pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
                           : pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
-        dim3 grid;
-        cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, &grid);
         chained_launch launch;
-        if (err == cudaSuccess)
-            err = chained_config(&launch, reinterpret_cast<const void *>(kernel), grid,
-                                 cfg::THREADS, cfg::SMEM_BYTES, stream);
+        const cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, stream, &launch);
         return err != cudaSuccess ? err
                                   : cudaLaunchKernelEx(&launch.config, kernel, p, layers, gate);
     }
