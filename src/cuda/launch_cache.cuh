@@ -26,17 +26,27 @@ void forget_launch_cache();
 // between two small launches was most of what each gated or closed one cost.
 // Every kernel so launched calls chain_wait() before it touches memory (it
 // returns once the kernel ahead has finished and its writes are visible),
-// then chain_release(). chained_config fills launch for kernel (chained
-// where the device and the kernel's code allow, else a plain launch);
-// launch->config points at launch->attribute, so fill it in place and launch
-// with cudaLaunchKernelEx(&launch->config, kernel, ...).
+// then chain_release(). Launch them with launch_chained.
 struct chained_launch {
     cudaLaunchConfig_t config;
     cudaLaunchAttribute attribute;
 };
 
+// Fills launch for kernel: chained where the device and the kernel's code
+// allow, else a plain launch. launch->config points at launch->attribute.
 cudaError_t chained_config(chained_launch *launch, const void *kernel, dim3 grid, dim3 block,
                            size_t smem, cudaStream_t stream);
+
+// Launches kernel(args...) on stream as chained_config allows.
+template <typename... Params, typename... Args>
+cudaError_t launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                           cudaStream_t stream, Args... args)
+{
+    chained_launch launch;
+    const cudaError_t err = chained_config(&launch, reinterpret_cast<const void *>(kernel), grid,
+                                           block, smem, stream);
+    return err != cudaSuccess ? err : cudaLaunchKernelEx(&launch.config, kernel, args...);
+}
 
 __device__ __forceinline__ void chain_wait()
 {

@@ -123,15 +123,10 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     if (tiles == 0)
         return cudaSuccess;
     int sms = 0;
-    cudaError_t err = current_sm_count(&sms);
+    const cudaError_t err = current_sm_count(&sms);
     if (err != cudaSuccess)
         return err;
     const int64_t cap = (int64_t)sms * BLOCKS_PER_SM;
     const unsigned blocks = (unsigned)(tiles < cap ? tiles : cap);
-    chained_launch launch;
-    err = chained_config(&launch, reinterpret_cast<const void *>(transpose_operand_kernel),
-                         blocks, THREADS, 0, stream);
-    return err != cudaSuccess
-               ? err
-               : cudaLaunchKernelEx(&launch.config, transpose_operand_kernel, choice, out);
+    return launch_chained(transpose_operand_kernel, blocks, THREADS, 0, stream, choice, out);
 }

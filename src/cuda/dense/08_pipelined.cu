@@ -100,10 +100,7 @@ struct pipelined_launch {
         auto kernel = layers.count > 1
                           ? pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
                           : pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
-        chained_launch launch;
-        const cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, stream, &launch);
-        return err != cudaSuccess ? err
-                                  : cudaLaunchKernelEx(&launch.config, kernel, p, layers, gate);
+        return launch_cfg_tiles<cfg>(kernel, p, layers.count, stream, p, layers, gate);
     }
 };
 

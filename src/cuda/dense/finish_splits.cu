@@ -84,10 +84,6 @@ cudaError_t launch_finish_splits(const esmm_gemm_problem_t &p, const float *part
     // Partial rows are n floats from a 256-byte aligned base.
     const bool vec = p.n % 4 == 0 && p.ldc % 4 == 0 && reinterpret_cast<uintptr_t>(p.c) % 16 == 0;
     auto kernel = vec ? finish_splits_kernel<true> : finish_splits_kernel<false>;
-    chained_launch launch;
-    const cudaError_t err = chained_config(&launch, reinterpret_cast<const void *>(kernel), grid,
-                                           block, 0, stream);
-    return err != cudaSuccess ? err
-                              : cudaLaunchKernelEx(&launch.config, kernel, partials, split.splits,
-                                                   p.m, p.n, p.alpha, p.beta, p.c, p.ldc);
+    return launch_chained(kernel, grid, block, 0, stream, partials, split.splits, p.m, p.n,
+                          p.alpha, p.beta, p.c, p.ldc);
 }

@@ -166,22 +166,22 @@ template <class cfg> __host__ __device__ inline int64_t pipelined_tile_count(int
     return ((m + cfg::BM - 1) / cfg::BM) * ((n + cfg::BN - 1) / cfg::BN);
 }
 
-// Before a launch of a kernel on cfg's tiles: grants it cfg::SMEM_BYTES of
-// dynamic shared memory and fills its chained launch on stream (launch_cache.cuh),
-// a CTA per C tile on each layer.
-template <class cfg, class Kernel>
-cudaError_t prepare_tile_launch(Kernel kernel, const esmm_gemm_problem_t &p, unsigned layers,
-                                cudaStream_t stream, chained_launch *launch)
+// Launches kernel(args...) on cfg's tiles, chained (launch_cache.cuh), a CTA
+// per C tile on each layer, granting it cfg::SMEM_BYTES of dynamic shared
+// memory.
+template <class cfg, class Kernel, class... Args>
+cudaError_t launch_cfg_tiles(Kernel kernel, const esmm_gemm_problem_t &p, unsigned layers,
+                             cudaStream_t stream, Args... args)
 {
-    const void *entry = reinterpret_cast<const void *>(kernel);
-    const cudaError_t err = grant_dynamic_smem(entry, cfg::SMEM_BYTES);
+    const cudaError_t err =
+        grant_dynamic_smem(reinterpret_cast<const void *>(kernel), cfg::SMEM_BYTES);
     if (err != cudaSuccess)
         return err;
     const int64_t tiles = pipelined_tile_count<cfg>(p.m, p.n);
     if (tiles > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    return chained_config(launch, entry, dim3((unsigned)tiles, 1, layers), cfg::THREADS,
-                          cfg::SMEM_BYTES, stream);
+    return launch_chained(kernel, dim3((unsigned)tiles, 1, layers), cfg::THREADS,
+                          cfg::SMEM_BYTES, stream, args...);
 }
 
 // Maps blockIdx.x to a C tile: GROUP_M tile rows are walked column by column,

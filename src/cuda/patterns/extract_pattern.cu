@@ -264,11 +264,6 @@ cudaError_t launch_extract_patterns(const pattern_extraction *first,
         return cudaSuccess;
     if (blocks[0] + blocks[1] > INT_MAX)
         return cudaErrorInvalidConfiguration;
-    chained_launch launch;
-    const cudaError_t err =
-        chained_config(&launch, reinterpret_cast<const void *>(extract_pattern_kernel),
-                       (unsigned)(blocks[0] + blocks[1]), THREADS, 0, stream);
-    return err != cudaSuccess ? err
-                              : cudaLaunchKernelEx(&launch.config, extract_pattern_kernel,
-                                                   args[0], args[1], (unsigned)blocks[0], gate);
+    return launch_chained(extract_pattern_kernel, (unsigned)(blocks[0] + blocks[1]), THREADS, 0,
+                          stream, args[0], args[1], (unsigned)blocks[0], gate);
 }

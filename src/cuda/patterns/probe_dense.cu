@@ -125,12 +125,6 @@ probe_args describe(const probe_operand &p, bool sample)
 cudaError_t launch_probe_dense(const probe_operand &a, const probe_operand &b, bool sample,
                                esmm_plan_stats_t *stats, cudaStream_t stream)
 {
-    chained_launch launch;
-    const cudaError_t err =
-        chained_config(&launch, reinterpret_cast<const void *>(probe_dense_kernel),
-                       ESMM_PROBE_SLOTS, WARPS_PER_BLOCK * WARP, 0, stream);
-    return err != cudaSuccess ? err
-                              : cudaLaunchKernelEx(&launch.config, probe_dense_kernel,
-                                                   describe(a, sample), describe(b, sample),
-                                                   stats);
+    return launch_chained(probe_dense_kernel, ESMM_PROBE_SLOTS, WARPS_PER_BLOCK * WARP, 0, stream,
+                          describe(a, sample), describe(b, sample), stats);
 }

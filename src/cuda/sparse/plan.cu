@@ -166,12 +166,7 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
     const int64_t blocks = (kblocks + KB_PER_BLOCK - 1) / KB_PER_BLOCK;
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
-    chained_launch launch;
-    const cudaError_t err = chained_config(&launch, reinterpret_cast<const void *>(plan_kernel),
-                                           (unsigned)blocks, THREADS, 0, stream);
-    return err != cudaSuccess
-               ? err
-               : cudaLaunchKernelEx(&launch.config, plan_kernel, masks, m, n, k, (int)skip,
-                                    esmm_plan_normal_wide(m, op_b),
-                                    esmm_plan_swapped_wide(n, op_a), stats);
+    return launch_chained(plan_kernel, (unsigned)blocks, THREADS, 0, stream, masks, m, n, k,
+                          (int)skip, esmm_plan_normal_wide(m, op_b),
+                          esmm_plan_swapped_wide(n, op_a), stats);
 }

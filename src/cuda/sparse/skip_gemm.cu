@@ -351,11 +351,8 @@ template <class cfg> struct skip_launch {
         auto kernel = layers.count > 1
                           ? skip_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
                           : skip_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
-        chained_launch launch;
-        const cudaError_t err = prepare_tile_launch<cfg>(kernel, p, layers.count, stream, &launch);
-        return err != cudaSuccess ? err
-                                  : cudaLaunchKernelEx(&launch.config, kernel, p, layers, masks,
-                                                       skip, gate);
+        return launch_cfg_tiles<cfg>(kernel, p, layers.count, stream, p, layers, masks, skip,
+                                      gate);
     }
 };
 
