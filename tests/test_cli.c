@@ -969,7 +969,7 @@ static void test_json_sweep_rows(const bench_summary_t *base)
     CHECK(read_text(path, text, sizeof text), "read %s", path);
     CHECK(contains(text, "GB/s") && contains(text, "2000.0"), "GB/s column: %s", text);
     CHECK(contains(text, "skip stats: path sparse, kernel sparse-joint; slice density A 50.00%, B -; "
-                         "25.00% of dense work run, 75.00% skipped; extraction not measured"),
+                         "25.00% of dense work run, 75.00% skipped; probe and extraction not measured"),
           "skip stats line: %s", text);
     CHECK(contains(text, "3.25") && contains(text, "yes") && contains(text, "NO") &&
               contains(text, "targets met: 1 of 2") && contains(text, "25.0%"),

@@ -348,7 +348,7 @@ static int report_esmm_run(analysis_t *an, const analyze_options_t *o)
         printf("  no masks extracted: the dense probe found too few zero slices to skip; ran "
                "all of the dense work\n");
     if (info.extraction_ms >= 0.0)
-        printf("  pattern extraction (both operands): %.4f ms\n", info.extraction_ms);
+        printf("  probe and pattern extraction (both operands): %.4f ms\n", info.extraction_ms);
     return ESMM_EXIT_OK;
 }
 

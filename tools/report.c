@@ -99,7 +99,7 @@ static void print_info(FILE *f, const bench_row_t *row)
     format_density(info->density_a, density_a, sizeof density_a);
     format_density(info->density_b, density_b, sizeof density_b);
     fprintf(f, "    skip stats: path %s, kernel %s%s%s%s; slice density A %s, B %s; "
-               "%.2f%% of dense work run, %.2f%% skipped; extraction ",
+               "%.2f%% of dense work run, %.2f%% skipped; probe and extraction ",
             report_path_name(info->path), row->info_kernel, info->form ? " (" : "",
             info->form ? info->form : "", info->form ? ")" : "", density_a, density_b,
             percent(info->work_fraction), percent(1.0 - info->work_fraction));
