@@ -172,9 +172,9 @@ typedef struct {
     double work_fraction;    /* fraction of the dense (strip pair, k) work that ran */
     double extraction_ms;    /* time of the probe and both extractions; < 0 when not
                                 measured */
-    const char *form;        /* the zero-skipping kernel's form on the GPU, "pair warps"
-                                or "strip warps" (README, How esmm skips zeros); NULL
-                                for other paths and on the CPU backend */
+    const char *form;        /* the zero-skipping kernel's form on the GPU, "pair warps",
+                                "strip warps" or "warp lists" (README, How esmm skips
+                                zeros); NULL for other paths and on the CPU backend */
 } esmm_info_t;
 
 /*

@@ -50,8 +50,9 @@ static const shape_t shapes[] = {
     {37, 1777, 2051, 1, 1},
     {1777, 37, 2051, 1, 1},
     /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
-     * padded rows and misaligned bases: the strip-warp form on scalar copies;
-     * then with fewer than 128 C tiles, so it splits k as well. */
+     * padded rows and misaligned bases: the warp lists (TN, and TT through
+     * the copy of B) and the strip-warp form (NN, NT) on scalar copies; then
+     * with fewer than 128 C tiles, so it splits k: strip warps only. */
     {2053, 1031, 2051, 1, 1},
     {1400, 1400, 2200, 1, 1},
 };
@@ -347,8 +348,10 @@ static void verify_same_bits(const problem_t *p, const char *path)
           first >= 0 ? (double)p->got[first] : 0.0, first >= 0 ? (double)p->dense[first] : 0.0);
 }
 
-/* Planned calls that skipped, by the form of the kernel that ran. */
-static int forms_run[2];
+/* Planned calls that skipped, by the form of the kernel that ran
+ * (esmm_plan_form_t). */
+static const char *const form_names[] = {"pair warps", "strip warps", "warp lists"};
+static int forms_run[3];
 
 /* What esmm_get_last_info says after a planned call. */
 static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d, const char *path)
@@ -372,17 +375,19 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     esmm_plan_stats_t plan = p->steps;
     esmm_plan_decide(&plan, p->m, p->n, p->k, ESMM_SKIP_BY_BOTH,
                      esmm_plan_normal_wide(p->m, p->op_b),
-                     esmm_plan_swapped_wide(p->n, p->op_a));
+                     esmm_plan_swapped_wide(p->n, p->op_a),
+                     esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k, p->op_a,
+                                          p->op_b));
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
     if (sparse) {
         /* The form esmm_get_last_info reports (read from the device's plan)
          * against the plan's rule over the test's own statistics. */
-        const char *want_form = plan.strip_warps ? "strip warps" : "pair warps";
-        const int reported = info.form != NULL && strcmp(info.form, "strip warps") == 0;
+        const char *want_form = form_names[plan.form];
         CHECK(info.form != NULL && strcmp(info.form, want_form) == 0,
               "%s %s: form \"%s\", the plan's rule gives \"%s\"", p->label, path,
               info.form ? info.form : "(NULL)", want_form);
-        forms_run[reported]++;
+        for (int f = 0; f < 3; f++)
+            forms_run[f] += info.form != NULL && strcmp(info.form, form_names[f]) == 0;
     }
     CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
               fabs(info.density_b - p->density_b) <= STAT_TOL,
@@ -607,12 +612,14 @@ int main(void)
         for (size_t di = 0; di < COUNT_OF(densities); di++)
             run_case(h, si, di);
     run_copy_cases(h);
-    /* Both forms of the skipping kernel ran (as esmm_get_last_info reports),
+    /* Every form of the skipping kernel ran (as esmm_get_last_info reports),
      * each checked bit for bit above. */
-    CHECK(forms_run[0] > 0 && forms_run[1] > 0,
-          "planned calls ran the pair-warp form %d times, the strip-warp form %d times",
-          forms_run[0], forms_run[1]);
-    printf("planned skipping calls: %d pair-warp, %d strip-warp\n", forms_run[0], forms_run[1]);
+    CHECK(forms_run[0] > 0 && forms_run[1] > 0 && forms_run[2] > 0,
+          "planned calls ran the pair-warp form %d times, the strip-warp form %d times, the "
+          "warp lists %d times",
+          forms_run[0], forms_run[1], forms_run[2]);
+    printf("planned skipping calls: %d pair-warp, %d strip-warp, %d warp-list\n", forms_run[0],
+           forms_run[1], forms_run[2]);
     CHECK(esmm_destroy(h) == ESMM_STATUS_SUCCESS, "esmm_destroy failed");
     printf("total %.2f s\n", now_seconds() - start);
     return check_finish();

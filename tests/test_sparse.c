@@ -371,7 +371,8 @@ static int plan_is_sparse(const target_t *t, const expected_t *e, int64_t m, int
         return (double)e->work[ESMM_SKIP_BY_BOTH] <= ESMM_PLAN_CPU_SKIP_BELOW * (double)e->total;
     esmm_plan_stats_t stats = e->steps;
     esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, esmm_plan_normal_wide(m, op_b),
-                     esmm_plan_swapped_wide(n, op_a));
+                     esmm_plan_swapped_wide(n, op_a),
+                     esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, op_a, op_b));
     return stats.decision != ESMM_PLAN_DENSE;
 }
 

@@ -179,6 +179,8 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
     if (info->path == ESMM_PATH_DENSE)
         info->work_fraction = 1.0; /* the dense kernel runs all of it */
     if (handle->backend == ESMM_BACKEND_CUDA && info->path == ESMM_PATH_SPARSE)
-        info->form = stats.strip_warps ? "strip warps" : "pair warps";
+        info->form = stats.form == ESMM_FORM_WARP_LISTS    ? "warp lists"
+                     : stats.form == ESMM_FORM_STRIP_WARPS ? "strip warps"
+                                                           : "pair warps";
     return ESMM_STATUS_SUCCESS;
 }

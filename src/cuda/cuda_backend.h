@@ -153,7 +153,7 @@ typedef struct esmm_plan_stats {
     unsigned int blocks_done; /* the last plan block to finish decides */
     int decision;             /* an esmm_plan_decision_t */
     int orientation;          /* the cheaper skipping orientation, even when dense wins */
-    int strip_warps;          /* the skipping kernel's form that runs: 1 strip warps, 0 pair */
+    int form;                 /* the skipping kernel's form that runs (esmm_plan_form_t) */
     /* The dense probe's counts (patterns/pattern_layout.h), one slot per
      * probe CTA (on the CPU, the totals in slot 0): all 0 when no probe ran. */
     esmm_probe_slot_t probe[ESMM_PROBE_SLOTS];
@@ -287,6 +287,27 @@ static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, d
     return wide == ESMM_WIDE_COPIED ? share + ESMM_PLAN_COPY_COST / (double)other : share;
 }
 
+/* The forms of the skipping kernel (esmm_plan_stats_t.form): pair and strip
+ * warps run in one orientation (skip_gemm.cu), warp lists in none
+ * (warp_list_gemm.cu: a warp per strip pair, with its own list of k). */
+typedef enum {
+    ESMM_FORM_PAIR_WARPS = 0,
+    ESMM_FORM_STRIP_WARPS = 1,
+    ESMM_FORM_WARP_LISTS = 2
+} esmm_plan_form_t;
+
+/* The warp-list form's cost as a fraction of a dense pass: per share of the
+ * strip-pair work, and fixed (listing every pair's k, writing C), fitted on
+ * the H100 at 4096^3 with both operands at d = 0.5, 0.25, 0.125 and 1
+ * (1.05, 0.305, 0.125 and 4.0 ms against the dense kernel's 2.70). Pair
+ * warps take ESMM_PLAN_PAIR_PER_STEP of a dense pass per share of their
+ * steps (A only at d = 0.5: 1.73 ms for half the steps). The warp lists run
+ * where they cost less than pair warps and at most ESMM_PLAN_LIST_BELOW. */
+#define ESMM_PLAN_LIST_PER_WORK 1.47
+#define ESMM_PLAN_LIST_FIXED 0.024
+#define ESMM_PLAN_PAIR_PER_STEP 1.28
+#define ESMM_PLAN_LIST_BELOW 0.85
+
 /* Whether skipping by `skip` (an esmm_skip_by_t) queues the strip-warp form
  * beside the pair-warp one for an m x n x k product: only skipping by both
  * operands can favour it, and only large products repay its launches. */
@@ -299,10 +320,14 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
 
 /* Fills decision, orientation and form from complete statistics of a product
  * skipping by `skip`: normal_wide / swapped_wide say how that orientation
- * reads its wide operand (esmm_plan_normal_wide, esmm_plan_swapped_wide). */
+ * reads its wide operand (esmm_plan_normal_wide, esmm_plan_swapped_wide);
+ * warp_lists is what the warp-list form costs besides its own work (its
+ * copy), or < 0 where it is not queued (esmm_plan_warp_lists). Where it is,
+ * it takes the strip-warp form's place. */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
                                                      int64_t n, int64_t k, int skip,
-                                                     int normal_wide, int swapped_wide)
+                                                     int normal_wide, int swapped_wide,
+                                                     double warp_lists)
 {
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
@@ -318,12 +343,24 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
     /* work counts strip pairs, each step a tile of ESMM_PLAN_TILE_STRIPS. */
     const double steps = (double)(normal ? s->steps_normal : s->steps_swapped);
     const double all_steps = normal ? all_normal : all_swapped;
-    s->strip_warps =
-        esmm_plan_queues_strip_warps(skip, m, n, k) &&
-        (double)s->work <= ESMM_PLAN_STRIP_WARPS_AT_MOST * ESMM_PLAN_TILE_STRIPS * steps &&
-        steps >= ESMM_PLAN_STRIP_WARPS_FROM * all_steps;
-    s->decision = (normal ? cost_normal : cost_swapped) > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE
-                                                                               : s->orientation;
+    const double cost = normal ? cost_normal : cost_swapped;
+    if (warp_lists >= 0.0) {
+        const double work = (double)s->work / (strips_a * strips_b * (double)k);
+        const double lists = ESMM_PLAN_LIST_PER_WORK * work + ESMM_PLAN_LIST_FIXED + warp_lists;
+        if (lists < ESMM_PLAN_PAIR_PER_STEP * cost) {
+            s->form = ESMM_FORM_WARP_LISTS;
+            s->decision = lists > ESMM_PLAN_LIST_BELOW ? ESMM_PLAN_DENSE : s->orientation;
+            return;
+        }
+        s->form = ESMM_FORM_PAIR_WARPS;
+    } else {
+        const int strips =
+            esmm_plan_queues_strip_warps(skip, m, n, k) &&
+            (double)s->work <= ESMM_PLAN_STRIP_WARPS_AT_MOST * ESMM_PLAN_TILE_STRIPS * steps &&
+            steps >= ESMM_PLAN_STRIP_WARPS_FROM * all_steps;
+        s->form = strips ? ESMM_FORM_STRIP_WARPS : ESMM_FORM_PAIR_WARPS;
+    }
+    s->decision = cost > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE : s->orientation;
 }
 
 /* Row length (floats) of the k-major copy of an operand with `rows` rows
@@ -370,6 +407,37 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t 
     if (b_along_k && copy_b && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)m)
         return ESMM_COPY_B;
     return ESMM_COPY_NONE;
+}
+
+/* The copy the warp-list form reads: it reads both operands along m / n, so
+ * one stored along k is read from its k-major copy (the one the skipping
+ * orientation with it in B's place reads). */
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_plan_warp_lists_copy(esmm_operation_t op_a,
+                                                                       esmm_operation_t op_b)
+{
+    return op_a == ESMM_OP_N ? ESMM_COPY_A : op_b == ESMM_OP_T ? ESMM_COPY_B : ESMM_COPY_NONE;
+}
+
+/* The warp-list form's cost besides its work for a product (its copy, as a
+ * fraction of a dense pass), or -1 where it is not queued: it takes the
+ * strip-warp form's place (esmm_plan_queues_strip_warps) where k is not split
+ * and at most one operand runs along k, copied by its orientation's rule. */
+static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_t k,
+                                          esmm_operation_t op_a, esmm_operation_t op_b)
+{
+    if (!esmm_plan_queues_strip_warps(skip, m, n, k) || esmm_k_split(m, n, k).splits > 1 ||
+        k > 0x7fffffffLL - 32)
+        return -1.0;
+    switch (esmm_plan_warp_lists_copy(op_a, op_b)) {
+    case ESMM_COPY_A:
+        if (op_b == ESMM_OP_T || esmm_plan_swapped_wide(n, op_a) != ESMM_WIDE_COPIED)
+            return -1.0;
+        return ESMM_PLAN_COPY_COST / (double)n;
+    case ESMM_COPY_B:
+        return esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? ESMM_PLAN_COPY_COST / (double)m
+                                                                  : -1.0;
+    default: return 0.0;
+    }
 }
 
 /* Floats of workspace the k-major copy needs for a product (0: no path

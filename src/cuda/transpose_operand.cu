@@ -34,9 +34,12 @@ struct operand_copy {
 };
 
 // The copy each queued path reads, behind the gate its kernel opens by: the
-// skipping orientations' gates (orientation_gate) and the dense kernel's plan.
+// warp-list form's gate, the skipping orientations' (orientation_gate) and
+// the dense kernel's plan. The warp lists come first: where they run, an
+// orientation's gate that takes either form reads open as well.
 struct copy_choice {
-    operand_copy normal, swapped, dense;
+    operand_copy lists, normal, swapped, dense;
+    warp_lists_gate lists_gate;
     skip_gate normal_gate, swapped_gate;
     const esmm_plan_stats_t *dense_gate;
 };
@@ -48,7 +51,8 @@ __global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice 
     // At most one of the paths runs.
     const operand_copy none = {};
     const operand_copy c =
-        choice.normal.x != nullptr && gate_open(choice.normal_gate)         ? choice.normal
+        choice.lists.x != nullptr && warp_lists_gate_open(choice.lists_gate) ? choice.lists
+        : choice.normal.x != nullptr && gate_open(choice.normal_gate)         ? choice.normal
         : choice.swapped.x != nullptr && gate_open(choice.swapped_gate)     ? choice.swapped
         : choice.dense.x != nullptr && dense_gate_open(choice.dense_gate) ? choice.dense
                                                                             : none;
@@ -108,13 +112,19 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
         choice.normal = copy_of_b(p);
     if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a) == ESMM_WIDE_COPIED)
         choice.swapped = copy_of_a(p);
+    if (esmm_plan_warp_lists((int)skip, p.m, p.n, p.k, p.op_a, p.op_b) >= 0.0) {
+        const esmm_copied_t lists = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
+        choice.lists_gate = warp_lists_gate{plan, planned};
+        if (lists != ESMM_COPY_NONE)
+            choice.lists = lists == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
+    }
     if (planned) {
         const esmm_copied_t dense = esmm_dense_copy(p.m, p.n, p.op_a, p.op_b);
         if (dense != ESMM_COPY_NONE)
             choice.dense = dense == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
     }
     int64_t tiles = 0;
-    for (const operand_copy &c : {choice.normal, choice.swapped, choice.dense}) {
+    for (const operand_copy &c : {choice.lists, choice.normal, choice.swapped, choice.dense}) {
         if (c.x == nullptr)
             continue;
         const int64_t t = (c.rows + TILE - 1) / TILE * ((c.cols + TILE - 1) / TILE);

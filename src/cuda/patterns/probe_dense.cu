@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK *WARP)
             stats->steps_normal = stats->steps_swapped = 0;
             stats->blocks_done = 0;
             stats->decision = ESMM_PLAN_DENSE;
-            stats->orientation = stats->strip_warps = 0;
+            stats->orientation = stats->form = 0;
         }
     }
     __syncthreads();

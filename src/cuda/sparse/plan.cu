@@ -83,7 +83,7 @@ __device__ void add_block_total(unsigned long long value, unsigned long long *ta
 
 __global__ void __launch_bounds__(THREADS)
     plan_kernel(esmm_masks_t masks, int64_t m, int64_t n, int64_t k, int skip,
-                int normal_wide, int swapped_wide, esmm_plan_stats_t *stats)
+                int normal_wide, int swapped_wide, double warp_lists, esmm_plan_stats_t *stats)
 {
     __shared__ bit_counts count_a, count_b;
     __shared__ bool last_block;
@@ -149,10 +149,10 @@ __global__ void __launch_bounds__(THREADS)
         totals.steps_normal = atomicAdd(&stats->steps_normal, 0ull);
         totals.steps_swapped = atomicAdd(&stats->steps_swapped, 0ull);
         totals.work = atomicAdd(&stats->work, 0ull);
-        esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide);
+        esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide, warp_lists);
         stats->decision = totals.decision;
         stats->orientation = totals.orientation;
-        stats->strip_warps = totals.strip_warps;
+        stats->form = totals.form;
     }
 }
 
@@ -168,5 +168,6 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
         return cudaErrorInvalidConfiguration;
     return launch_chained(plan_kernel, (unsigned)blocks, THREADS, 0, stream, masks, m, n, k,
                           (int)skip, esmm_plan_normal_wide(m, op_b),
-                          esmm_plan_swapped_wide(n, op_a), stats);
+                          esmm_plan_swapped_wide(n, op_a),
+                          esmm_plan_warp_lists(skip, m, n, k, op_a, op_b), stats);
 }

@@ -12,7 +12,7 @@ struct skip_gate {
     const esmm_plan_stats_t *plan; // device memory
     bool planned;                  // run only if the plan picked this launch
     int orientation;               // 0: always; else run only in the plan's orientation
-    int strip_warps;               // -1: either form; else run only in the plan's form
+    int form;                      // -1: either form; else only the plan's (esmm_plan_form_t)
 };
 
 __device__ __forceinline__ bool gate_open(const skip_gate &g)
@@ -20,7 +20,20 @@ __device__ __forceinline__ bool gate_open(const skip_gate &g)
     if (g.orientation == 0)
         return true;
     return (g.planned ? g.plan->decision : g.plan->orientation) == g.orientation &&
-           (g.strip_warps < 0 || g.plan->strip_warps == g.strip_warps);
+           (g.form < 0 || g.plan->form == g.form);
+}
+
+// When the warp-list form (orientation-free) runs: where the plan picks it,
+// and when planned, only if it also picks skipping.
+struct warp_lists_gate {
+    const esmm_plan_stats_t *plan; // device memory
+    bool planned;
+};
+
+__device__ __forceinline__ bool warp_lists_gate_open(const warp_lists_gate &g)
+{
+    return g.plan->form == ESMM_FORM_WARP_LISTS &&
+           (!g.planned || g.plan->decision != ESMM_PLAN_DENSE);
 }
 
 // The gate of one skipping orientation (ESMM_PLAN_SKIP_NORMAL or _SWAPPED),

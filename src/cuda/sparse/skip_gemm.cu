@@ -22,6 +22,7 @@
 #include "cuda/dense/pipelined_tile.cuh"
 #include "cuda/sparse/plan_gate.cuh"
 #include "cuda/sparse/skip_gemm.cuh"
+#include "cuda/sparse/warp_list_gemm.cuh"
 #include "cuda/transpose_operand.cuh"
 
 namespace {
@@ -70,7 +71,8 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_, int AHEAD_> struct sk
 //   0.697; since strip warps load fragments two entries ahead and copy only
 //   the strips an entry needs, 1.434 and 0.567, and they also win at
 //   d = 0.125).
-// The plan picks one (esmm_plan_decide).
+// The plan picks one (esmm_plan_decide). Where the warp-list form
+// (warp_list_gemm.cu) is queued, it takes the strip warps' place.
 using pair_warps = skip_config<2, 16, 3, 3, 1>;
 using strip_warps = skip_config<1, 32, 2, 2, 2>;
 
@@ -360,25 +362,25 @@ template <class cfg> struct skip_launch {
 
 // Runs one orientation's problem q behind gate. When q's wide operand
 // (op(B) = B^T) runs along k and the plan's rule copies it (wide), the kernel
-// reads its k-major copy (launch_copy_operand made it). With both_forms, both
-// forms of the kernel are queued, each behind the plan's choice of form; else
-// the pair-warp form alone.
+// reads its k-major copy (launch_copy_operand made it). The pair-warp form is
+// queued, behind the plan's choice of form when the plan picks among several
+// (form_picked), and with strip_form the strip-warp form beside it.
 static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, int wide,
                                       const esmm_masks_t &masks, int skip, skip_gate gate,
-                                      bool both_forms, float *partials, float *wide_copy,
-                                      cudaStream_t stream)
+                                      bool form_picked, bool strip_form, float *partials,
+                                      float *wide_copy, cudaStream_t stream)
 {
     if (wide == ESMM_WIDE_COPIED && wide_copy != nullptr)
         q = reading_copy(q, ESMM_COPY_B, wide_copy);
     skip_gate pair_gate = gate;
-    pair_gate.strip_warps = both_forms ? 0 : -1;
+    pair_gate.form = form_picked ? ESMM_FORM_PAIR_WARPS : -1;
     skip_launch<pair_warps> pair = {masks, skip, pair_gate, partials, stream};
     cudaError_t err = transposed_c ? dispatch_operand_layouts<true>(q, pair)
                                    : dispatch_operand_layouts<false>(q, pair);
-    if (err != cudaSuccess || !both_forms)
+    if (err != cudaSuccess || !strip_form)
         return err;
     skip_gate strip_gate = gate;
-    strip_gate.strip_warps = 1;
+    strip_gate.form = ESMM_FORM_STRIP_WARPS;
     skip_launch<strip_warps> strip = {masks, skip, strip_gate, partials, stream};
     return transposed_c ? dispatch_operand_layouts<true>(q, strip)
                         : dispatch_operand_layouts<false>(q, strip);
@@ -394,12 +396,17 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     // both orientations and the plan on the device lets one run (so one
     // wide_copy serves both).
     // Skipping by one operand, every warp needs every listed k: pair warps.
-    const bool both_forms = esmm_plan_queues_strip_warps(skip, p.m, p.n, p.k);
+    // Skipping by both, large products queue a second form, the warp lists
+    // (one launch for both orientations) where they read the operands the
+    // copy rule allows, else strip warps.
+    const bool lists = esmm_plan_warp_lists((int)skip, p.m, p.n, p.k, p.op_a, p.op_b) >= 0.0;
+    const bool strip_form = !lists && esmm_plan_queues_strip_warps(skip, p.m, p.n, p.k);
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
         const skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
         err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_b), masks, (int)skip,
-                                 gate, both_forms, partials, wide_copy, stream);
+                                 gate, lists || strip_form, strip_form, partials, wide_copy,
+                                 stream);
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
         const skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
@@ -407,7 +414,10 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
         err = launch_orientation(transposed_problem(p), true, esmm_plan_swapped_wide(p.n, p.op_a),
-                                 swapped, by, gate, both_forms, partials, wide_copy, stream);
+                                 swapped, by, gate, lists || strip_form, strip_form, partials,
+                                 wide_copy, stream);
     }
+    if (err == cudaSuccess && lists)
+        err = launch_warp_list_gemm(p, masks, warp_lists_gate{plan, planned}, wide_copy, stream);
     return err;
 }

@@ -1,0 +1,261 @@
+// The zero-skipping GEMM in warp-list form: a warp computes the 32 x 32 block
+// of C that one strip of op(A) and one strip of op(B) make, and lists for
+// itself the k that strip pair needs (DESIGN.md, Exactness: k may be skipped
+// only where one strip is zero and the other finite). Its copies and its
+// products follow its own list, with no barrier shared with other warps, so
+// no warp loads or waits for k that another warp's pair needs: where both
+// operands are sparse, work and loads shrink with the pair's own density.
+// Both operands are read along m / n (op(A) = A^T, op(B) = B), one of them
+// from the k-major copy when stored along k (launch_copy_operand). Each C
+// element sums its listed products in increasing k with fmaf, as the dense
+// kernel does, so results equal the dense path's bit for bit.
+#include <cuda_runtime.h>
+
+#include "cuda/dense/pipelined_tile.cuh"
+#include "cuda/sparse/plan_gate.cuh"
+#include "cuda/sparse/warp_list_gemm.cuh"
+#include "cuda/transpose_operand.cuh"
+
+namespace {
+
+// Measured on the H100 at 4096^3, both operands at d = 0.5 / 0.25 / 0.125:
+// 4 warps a CTA and 4 CTAs an SM beat 8 warps and 2 (1.05 / 0.305 / 0.125
+// against 1.09 / 0.324 / 0.140 ms); 4 listed k a stage in 4 stages beat 2 in
+// 6 and 8 in 3 or 4.
+constexpr int WARPS = 4;
+constexpr int CTAS_PER_SM = 4;
+constexpr int STAGE_K = 4;
+constexpr int STAGES = 4;
+// A list takes one mask word per lane at a time, 32 lanes of 32 k.
+constexpr int LIST_CAPACITY = 32 * 32;
+
+struct __align__(16) warp_space {
+    float stage[STAGES][STAGE_K][64]; // per listed k: 32 of op(A)'s column, 32 of op(B)'s row
+    int list[LIST_CAPACITY];
+};
+constexpr int SMEM_BYTES = WARPS * (int)sizeof(warp_space);
+
+// Four k-blocks' mask bytes of one strip as a word, k-block 4w first (0 past
+// the last). Whole words where the rows allow them.
+__device__ __forceinline__ unsigned mask_word(const uint8_t *row, int64_t w, int64_t kblocks,
+                                              bool words)
+{
+    if (words)
+        return w * 4 < kblocks ? __ldg(reinterpret_cast<const unsigned *>(row) + w) : 0u;
+    unsigned v = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        if (w * 4 + i < kblocks)
+            v |= (unsigned)__ldg(row + w * 4 + i) << (8 * i);
+    return v;
+}
+
+// The strip pair's mask rows, each kblocks bytes.
+struct pair_masks {
+    const uint8_t *a, *a_nonfinite, *b, *b_nonfinite;
+    int64_t kblocks;
+    bool words;
+
+    // Bit i of the word: k = 32 w + i is needed.
+    __device__ __forceinline__ unsigned need(int64_t w) const
+    {
+        return (mask_word(a, w, kblocks, words) | mask_word(b_nonfinite, w, kblocks, words)) &
+               (mask_word(b, w, kblocks, words) | mask_word(a_nonfinite, w, kblocks, words));
+    }
+};
+
+// Copies the first `valid` (0..4) of 4 consecutive elements (along m or n)
+// of an operand row into shared memory, 16 bytes at once when VEC. Elements
+// past the matrix feed only C values that are never stored, so they are
+// neither zero-filled nor read; with VEC a partial chunk copies whole, as the
+// row (ld % 4 == 0) holds it.
+template <bool VEC>
+__device__ __forceinline__ void copy_four(float *dst, const float *src, int valid)
+{
+    if (VEC) {
+        cp_async<16>(dst, src, valid > 0);
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            cp_async<4>(dst + j, src + j, j < valid);
+    }
+}
+
+// One listed k's rank-1 update of the lane's 4 x 8 values (rows 4 tr, columns 8 tc).
+__device__ __forceinline__ void multiply_entry(const float *entry, int tr, int tc,
+                                               float (&acc)[4][8])
+{
+    const float4 a = *reinterpret_cast<const float4 *>(entry + 4 * tr);
+    const float4 b0 = *reinterpret_cast<const float4 *>(entry + 32 + 8 * tc);
+    const float4 b1 = *reinterpret_cast<const float4 *>(entry + 32 + 8 * tc + 4);
+    const float av[4] = {a.x, a.y, a.z, a.w};
+    const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+}
+
+// p: op(A) = A^T stored k x m, op(B) = B stored k x n; A_VEC / B_VEC: 16-byte copies.
+template <bool A_VEC, bool B_VEC>
+__global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
+    warp_list_kernel(esmm_gemm_problem_t p, esmm_masks_t masks, warp_lists_gate gate)
+{
+    chain_wait();
+    chain_release();
+    if (!warp_lists_gate_open(gate))
+        return;
+    extern __shared__ __align__(16) float smem[];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    warp_space &space = reinterpret_cast<warp_space *>(smem)[warp];
+    const int64_t strips_b = (p.n + 31) / 32;
+    const int64_t groups_b = (strips_b + WARPS - 1) / WARPS;
+    const int64_t strip_a = blockIdx.x / groups_b;
+    const int64_t strip_b = blockIdx.x % groups_b * WARPS + warp;
+    if (strip_b >= strips_b)
+        return; // no barrier is shared: a warp past n leaves at once
+    const int64_t m0 = strip_a * 32, n0 = strip_b * 32;
+    const int64_t kblocks = (p.k + 7) / 8;
+    const bool words = kblocks % 4 == 0 && (reinterpret_cast<uintptr_t>(masks.a_bits) |
+                                            reinterpret_cast<uintptr_t>(masks.a_nonfinite) |
+                                            reinterpret_cast<uintptr_t>(masks.b_bits) |
+                                            reinterpret_cast<uintptr_t>(masks.b_nonfinite)) %
+                                                   4 ==
+                                               0;
+    const pair_masks pair = {masks.a_bits + strip_a * kblocks,
+                             masks.a_nonfinite + strip_a * kblocks,
+                             masks.b_bits + strip_b * kblocks,
+                             masks.b_nonfinite + strip_b * kblocks,
+                             kblocks,
+                             words};
+    const int64_t mask_words = (kblocks + 3) / 4;
+
+    // Copies: lanes 8e .. 8e + 7 copy entry e of a stage, 4 elements each of
+    // op(A)'s column and op(B)'s row.
+    const int copy_entry = lane / 8, copy_at = (lane % 8) * 4;
+    const float *a_col = p.a + m0 + copy_at, *b_row = p.b + n0 + copy_at;
+    const int64_t a_left = p.m - m0 - copy_at, b_left = p.n - n0 - copy_at;
+    const int a_valid = (int)(a_left < 0 ? 0 : a_left < 4 ? a_left : 4);
+    const int b_valid = (int)(b_left < 0 ? 0 : b_left < 4 ? b_left : 4);
+    // Products: the lane's 4 x 8 block of the warp's 32 x 32.
+    const int tr = lane / 4, tc = lane % 4;
+    float acc[4][8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            acc[i][j] = 0.0f;
+
+    unsigned next_need = pair.need(lane);
+    for (int64_t w0 = 0; w0 < mask_words;) {
+        // List as many words of k as fit, one per lane at a time, in order.
+        int listed = 0;
+        while (w0 < mask_words) {
+            unsigned need = next_need;
+            const int count = __popc(need);
+            int inclusive = count;
+#pragma unroll
+            for (int offset = 1; offset < 32; offset *= 2) {
+                const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+                if (lane >= offset)
+                    inclusive += v;
+            }
+            const int words_listed = __shfl_sync(0xffffffffu, inclusive, 31);
+            if (listed + words_listed > LIST_CAPACITY)
+                break;
+            next_need = pair.need(w0 + 32 + lane);
+            int at = listed + inclusive - count;
+            const int k_base = (int)((w0 + lane) * 32);
+            for (; need; need &= need - 1)
+                space.list[at++] = k_base + __ffs(need) - 1;
+            listed += words_listed;
+            w0 += 32;
+        }
+        __syncwarp();
+
+        const int stages = (listed + STAGE_K - 1) / STAGE_K;
+        auto issue = [&](int s) {
+            const int e = s * STAGE_K + copy_entry;
+            if (s < stages && e < listed) {
+                const int64_t k = space.list[e];
+                float *entry = space.stage[s % STAGES][copy_entry];
+                copy_four<A_VEC>(entry + copy_at, a_col + k * p.lda, a_valid);
+                copy_four<B_VEC>(entry + 32 + copy_at, b_row + k * p.ldb, b_valid);
+            }
+            cp_async_commit();
+        };
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s)
+            issue(s);
+        for (int s = 0; s < stages; ++s) {
+            cp_async_wait<STAGES - 2>();
+            // Stage s is visible to the warp, and every lane has multiplied
+            // stage s - 1, whose buffer the next copy overwrites.
+            __syncwarp();
+            issue(s + STAGES - 1);
+            const float(*stage)[64] = space.stage[s % STAGES];
+            const int entries = min(STAGE_K, listed - s * STAGE_K);
+            if (entries == STAGE_K) {
+#pragma unroll
+                for (int e = 0; e < STAGE_K; ++e)
+                    multiply_entry(stage[e], tr, tc, acc);
+            } else {
+                for (int e = 0; e < entries; ++e)
+                    multiply_entry(stage[e], tr, tc, acc);
+            }
+        }
+        cp_async_wait<0>();
+        // The next list and stages overwrite these.
+        __syncwarp();
+    }
+
+    const bool vector_c = (p.ldc % 4) == 0 && ((uintptr_t)p.c % 16) == 0;
+    const int64_t col = n0 + 8 * tc;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int64_t row = m0 + 4 * tr + i;
+        if (row >= p.m)
+            break;
+        float *out = p.c + row * p.ldc + col;
+        store_c_row(p, out, acc[i], p.n - col, vector_c);
+        store_c_row(p, out + 4, acc[i] + 4, p.n - col - 4, vector_c);
+    }
+}
+
+template <bool A_VEC, bool B_VEC>
+cudaError_t launch(const esmm_gemm_problem_t &q, const esmm_masks_t &masks,
+                   const warp_lists_gate &gate, cudaStream_t stream)
+{
+    auto kernel = warp_list_kernel<A_VEC, B_VEC>;
+    const cudaError_t err = grant_dynamic_smem(reinterpret_cast<const void *>(kernel), SMEM_BYTES);
+    if (err != cudaSuccess)
+        return err;
+    const int64_t strips_b = (q.n + 31) / 32;
+    const int64_t blocks = (q.m + 31) / 32 * ((strips_b + WARPS - 1) / WARPS);
+    if (blocks > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
+    return launch_chained(kernel, (unsigned)blocks, WARPS * 32, SMEM_BYTES, stream, q, masks,
+                          gate);
+}
+
+} // namespace
+
+cudaError_t launch_warp_list_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
+                                  const warp_lists_gate &gate, float *wide_copy,
+                                  cudaStream_t stream)
+{
+    const esmm_copied_t copied = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
+    if (copied != ESMM_COPY_NONE && wide_copy == nullptr)
+        return cudaErrorInvalidValue;
+    const esmm_gemm_problem_t q = reading_copy(p, copied, wide_copy);
+    if (q.op_a != ESMM_OP_T || q.op_b != ESMM_OP_N || q.k > 0x7fffffffLL - 32)
+        return cudaErrorInvalidValue; // the list holds k as int
+    const bool a_vec = q.lda % 4 == 0 && (uintptr_t)q.a % 16 == 0;
+    const bool b_vec = q.ldb % 4 == 0 && (uintptr_t)q.b % 16 == 0;
+    if (a_vec)
+        return b_vec ? launch<true, true>(q, masks, gate, stream)
+                     : launch<true, false>(q, masks, gate, stream);
+    return b_vec ? launch<false, true>(q, masks, gate, stream)
+                 : launch<false, false>(q, masks, gate, stream);
+}
