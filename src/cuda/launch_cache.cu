@@ -27,6 +27,23 @@ std::vector<granted_smem> granted;
 std::vector<sm_count> counted;
 std::vector<chained_kernel> chainable;
 
+// The entry of table that `matches`, asked of the driver (`ask` fills it) on
+// first use and kept. The lock is held throughout: asks are rare.
+template <class Entry, class Matches, class Ask>
+cudaError_t find_or_ask(std::vector<Entry> &table, Matches matches, Ask ask, Entry *found)
+{
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    for (const Entry &e : table)
+        if (matches(e)) {
+            *found = e;
+            return cudaSuccess;
+        }
+    const cudaError_t err = ask(found);
+    if (err == cudaSuccess)
+        table.push_back(*found);
+    return err;
+}
+
 // Whether kernel may be launched chained on device: the device runs
 // programmatic dependent launch (9.0 and up) and the kernel's code was
 // compiled for it, so chain_wait() is in it (code built for an older
@@ -34,25 +51,23 @@ std::vector<chained_kernel> chainable;
 // race the kernel ahead).
 cudaError_t kernel_chains(const void *kernel, int device, bool *chained)
 {
-    {
-        std::lock_guard<std::mutex> lock(cache_mutex);
-        for (const chained_kernel &c : chainable)
-            if (c.kernel == kernel && c.device == device) {
-                *chained = c.chained;
-                return cudaSuccess;
-            }
-    }
-    int major = 0;
-    cudaFuncAttributes attributes;
-    cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-    if (err == cudaSuccess)
-        err = cudaFuncGetAttributes(&attributes, kernel);
-    if (err != cudaSuccess)
-        return err;
-    *chained = major >= 9 && attributes.ptxVersion >= 90;
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    chainable.push_back(chained_kernel{kernel, device, *chained});
-    return cudaSuccess;
+    chained_kernel entry{};
+    const cudaError_t err = find_or_ask(
+        chainable,
+        [&](const chained_kernel &c) { return c.kernel == kernel && c.device == device; },
+        [&](chained_kernel *c) {
+            int major = 0;
+            cudaFuncAttributes attributes{};
+            cudaError_t e =
+                cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+            if (e == cudaSuccess)
+                e = cudaFuncGetAttributes(&attributes, kernel);
+            *c = chained_kernel{kernel, device, major >= 9 && attributes.ptxVersion >= 90};
+            return e;
+        },
+        &entry);
+    *chained = err == cudaSuccess && entry.chained;
+    return err;
 }
 
 } // namespace
@@ -63,31 +78,36 @@ cudaError_t grant_dynamic_smem(const void *kernel, int bytes)
     cudaError_t err = cudaGetDevice(&device);
     if (err != cudaSuccess)
         return err;
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    for (const granted_smem &g : granted)
-        if (g.kernel == kernel && g.device == device && g.bytes >= bytes)
-            return cudaSuccess;
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    if (err == cudaSuccess)
-        granted.push_back(granted_smem{kernel, device, bytes});
-    return err;
+    granted_smem entry{};
+    return find_or_ask(
+        granted,
+        [&](const granted_smem &g) {
+            return g.kernel == kernel && g.device == device && g.bytes >= bytes;
+        },
+        [&](granted_smem *g) {
+            *g = granted_smem{kernel, device, bytes};
+            return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        },
+        &entry);
 }
 
 cudaError_t current_sm_count(int *sms)
 {
+    *sms = 0;
     int device = 0;
     cudaError_t err = cudaGetDevice(&device);
     if (err != cudaSuccess)
         return err;
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    for (const sm_count &c : counted)
-        if (c.device == device) {
-            *sms = c.sms;
-            return cudaSuccess;
-        }
-    err = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+    sm_count entry{};
+    err = find_or_ask(
+        counted, [&](const sm_count &c) { return c.device == device; },
+        [&](sm_count *c) {
+            c->device = device;
+            return cudaDeviceGetAttribute(&c->sms, cudaDevAttrMultiProcessorCount, device);
+        },
+        &entry);
     if (err == cudaSuccess)
-        counted.push_back(sm_count{device, *sms});
+        *sms = entry.sms;
     return err;
 }
 

@@ -35,8 +35,7 @@ struct operand_copy {
 
 // The copy each queued path reads, behind the gate its kernel opens by: the
 // warp-list form's gate, the skipping orientations' (orientation_gate) and
-// the dense kernel's plan. The warp lists come first: where they run, an
-// orientation's gate that takes either form reads open as well.
+// the dense kernel's plan.
 struct copy_choice {
     operand_copy lists, normal, swapped, dense;
     warp_lists_gate lists_gate;
@@ -108,16 +107,19 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     choice.normal_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
     choice.swapped_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
     choice.dense_gate = plan;
+    const bool lists = esmm_plan_warp_lists((int)skip, p.m, p.n, p.k, p.op_a, p.op_b) >= 0.0;
+    if (lists) {
+        // Beside the warp lists an orientation queues pair warps alone.
+        choice.normal_gate.form = choice.swapped_gate.form = ESMM_FORM_PAIR_WARPS;
+        const esmm_copied_t copied = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
+        choice.lists_gate = warp_lists_gate{plan, planned};
+        if (copied != ESMM_COPY_NONE)
+            choice.lists = copied == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
+    }
     if ((skip & ESMM_SKIP_BY_A) && esmm_plan_normal_wide(p.m, p.op_b) == ESMM_WIDE_COPIED)
         choice.normal = copy_of_b(p);
     if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a) == ESMM_WIDE_COPIED)
         choice.swapped = copy_of_a(p);
-    if (esmm_plan_warp_lists((int)skip, p.m, p.n, p.k, p.op_a, p.op_b) >= 0.0) {
-        const esmm_copied_t lists = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
-        choice.lists_gate = warp_lists_gate{plan, planned};
-        if (lists != ESMM_COPY_NONE)
-            choice.lists = lists == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
-    }
     if (planned) {
         const esmm_copied_t dense = esmm_dense_copy(p.m, p.n, p.op_a, p.op_b);
         if (dense != ESMM_COPY_NONE)
