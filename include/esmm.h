@@ -170,8 +170,8 @@ typedef struct {
                                 kernel, or the probe sent the product dense) */
     double density_b;        /* same for op(B)'s (k, strip) slices */
     double work_fraction;    /* fraction of the dense (strip pair, k) work that ran */
-    double extraction_ms;    /* time of the probe and both extractions; < 0 when not
-                                measured */
+    double extraction_ms;    /* time of the probe and both extractions (with the k-major
+                                copy an extraction may write); < 0 when not measured */
     const char *form;        /* the zero-skipping kernel's form on the GPU, "pair warps",
                                 "strip warps" or "warp lists" (README, How esmm skips
                                 zeros); NULL for other paths and on the CPU backend */

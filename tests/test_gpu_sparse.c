@@ -181,6 +181,7 @@ typedef struct {
     double density_a, density_b, work_fraction; /* recomputed from the data */
     esmm_plan_stats_t steps; /* the planner's steps_normal / steps_swapped, recomputed */
     int probed_dense;        /* the dense probe's verdict, recomputed */
+    esmm_probe_slot_t probe; /* the dense probe's packed totals, recomputed */
     char label[160];
 } problem_t;
 
@@ -220,8 +221,9 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
     unsigned zero_a, slices_a, zero_b, slices_b;
     probe_counts(&p.a, &zero_a, &slices_a);
     probe_counts(&p.b, &zero_b, &slices_b);
-    p.probed_dense = esmm_probe_rule(esmm_probe_pack(zero_a, zero_b),
-                                     esmm_probe_pack(slices_a, slices_b));
+    p.probe = (esmm_probe_slot_t){esmm_probe_pack(zero_a, zero_b),
+                                  esmm_probe_pack(slices_a, slices_b)};
+    p.probed_dense = esmm_probe_rule(p.probe.zeros, p.probe.slices);
     p.density_a = (double)bits_a / (strips_a * (double)p.k);
     p.density_b = (double)bits_b / (strips_b * (double)p.k);
     p.work_fraction = (double)work / (strips_a * strips_b * (double)p.k);
@@ -352,9 +354,14 @@ static void verify_same_bits(const problem_t *p, const char *path)
  * (esmm_plan_form_t). */
 static const char *const form_names[] = {"pair warps", "strip warps", "warp lists"};
 static int forms_run[3];
+/* Planned calls whose extraction wrote the k-major copy, by copy
+ * (esmm_copied_t). */
+static int extraction_copies[3];
 
-/* What esmm_get_last_info says after a planned call. */
-static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d, const char *path)
+/* What esmm_get_last_info says after a planned call (with B's pattern
+ * given when b_given). */
+static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d, int b_given,
+                        const char *path)
 {
     esmm_info_t info;
     memset(&info, 0, sizeof info);
@@ -372,12 +379,20 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
               info.density_b, info.work_fraction);
         return;
     }
+    /* The copy the extraction makes: never of a given pattern's operand. */
+    esmm_copied_t candidate = esmm_extraction_copy(p->m, p->n, p->op_a, p->op_b);
+    if (b_given && candidate == ESMM_COPY_B)
+        candidate = ESMM_COPY_NONE;
+    const esmm_copied_t made =
+        esmm_extraction_copy_made(p->probe.zeros, p->probe.slices, candidate);
+    extraction_copies[made]++;
     esmm_plan_stats_t plan = p->steps;
     esmm_plan_decide(&plan, p->m, p->n, p->k, ESMM_SKIP_BY_BOTH,
                      esmm_plan_normal_wide(p->m, p->op_b),
                      esmm_plan_swapped_wide(p->n, p->op_a),
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k, p->op_a,
-                                          p->op_b));
+                                          p->op_b),
+                     made);
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
     if (sparse) {
         /* The form esmm_get_last_info reports (read from the device's plan)
@@ -516,7 +531,7 @@ static void run_problem(esmm_handle_t h, const shape_t *shape, const density_t *
               esmm_status_string(st));
         verify_same_bits(&p, paths[i].label);
         if (paths[i].kernel == NULL)
-            verify_plan(h, &p, d, paths[i].label);
+            verify_plan(h, &p, d, paths[i].pb != NULL, paths[i].label);
     }
     if (checks & CHECK_STREAM)
         check_stream(h, &p);
@@ -620,6 +635,13 @@ int main(void)
           forms_run[0], forms_run[1], forms_run[2]);
     printf("planned skipping calls: %d pair-warp, %d strip-warp, %d warp-list\n", forms_run[0],
            forms_run[1], forms_run[2]);
+    /* The extraction wrote each copy it can (esmm_extraction_copy_made) in
+     * some planned call, every one of them checked bit for bit above. */
+    CHECK(extraction_copies[ESMM_COPY_A] > 0 && extraction_copies[ESMM_COPY_B] > 0,
+          "the extraction copied A in %d planned calls and B in %d",
+          extraction_copies[ESMM_COPY_A], extraction_copies[ESMM_COPY_B]);
+    printf("planned calls whose extraction copied A: %d, B: %d\n",
+           extraction_copies[ESMM_COPY_A], extraction_copies[ESMM_COPY_B]);
     CHECK(esmm_destroy(h) == ESMM_STATUS_SUCCESS, "esmm_destroy failed");
     printf("total %.2f s\n", now_seconds() - start);
     return check_finish();

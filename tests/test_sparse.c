@@ -147,6 +147,7 @@ typedef struct {
     unsigned long long total;   /* ceil(m/32) * ceil(n/32) * k */
     esmm_plan_stats_t steps;    /* steps_normal / steps_swapped of the CUDA planner */
     int probed_dense;           /* the dense probe's verdict over its sampled slices */
+    esmm_probe_slot_t probe;    /* the dense probe's packed totals */
 } expected_t;
 
 /* The logical problem: op(A) m x k, op(B) k x n, C m x n, row-major and tight. */
@@ -323,8 +324,9 @@ static void operands_prepare(operands_t *o)
     unsigned zero_a, slices_a, zero_b, slices_b;
     probe_counts(o->a_on, (int64_t)strips_a, o->k, &zero_a, &slices_a);
     probe_counts(o->b_on, (int64_t)strips_b, o->k, &zero_b, &slices_b);
-    e->probed_dense = esmm_probe_rule(esmm_probe_pack(zero_a, zero_b),
-                                      esmm_probe_pack(slices_a, slices_b));
+    e->probe = (esmm_probe_slot_t){esmm_probe_pack(zero_a, zero_b),
+                                   esmm_probe_pack(slices_a, slices_b)};
+    e->probed_dense = esmm_probe_rule(e->probe.zeros, e->probe.slices);
     e->total = strips_a * strips_b * (unsigned long long)o->k;
     e->density_a = strips_a * (unsigned long long)o->k == 0
                        ? 0.0
@@ -362,17 +364,23 @@ static double work_fraction(const expected_t *e, esmm_skip_by_t mode)
 
 /* The planner's rule for the backend: on CUDA esmm_plan_decide over the
  * skipping kernel's steps (how it reads its wide operand depends on the ops
- * and the shape), on the CPU at
- * most ESMM_PLAN_CPU_SKIP_BELOW of the strip-pair work left. */
-static int plan_is_sparse(const target_t *t, const expected_t *e, int64_t m, int64_t n,
-                          int64_t k, esmm_operation_t op_a, esmm_operation_t op_b)
+ * and the shape, and on the copy the extraction made of an operand whose
+ * pattern was not given: a_given, b_given), on the CPU at most
+ * ESMM_PLAN_CPU_SKIP_BELOW of the strip-pair work left. */
+static int plan_is_sparse(const target_t *t, const expected_t *e, const esmm_gemm_problem_t *p,
+                          int a_given, int b_given)
 {
     if (t->backend == ESMM_BACKEND_CPU)
         return (double)e->work[ESMM_SKIP_BY_BOTH] <= ESMM_PLAN_CPU_SKIP_BELOW * (double)e->total;
+    const int64_t m = p->m, n = p->n, k = p->k;
+    esmm_copied_t candidate = esmm_extraction_copy(m, n, p->op_a, p->op_b);
+    if ((candidate == ESMM_COPY_A && a_given) || (candidate == ESMM_COPY_B && b_given))
+        candidate = ESMM_COPY_NONE;
     esmm_plan_stats_t stats = e->steps;
-    esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, esmm_plan_normal_wide(m, op_b),
-                     esmm_plan_swapped_wide(n, op_a),
-                     esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, op_a, op_b));
+    esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, esmm_plan_normal_wide(m, p->op_b),
+                     esmm_plan_swapped_wide(n, p->op_a),
+                     esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, p->op_a, p->op_b),
+                     esmm_extraction_copy_made(e->probe.zeros, e->probe.slices, candidate));
     return stats.decision != ESMM_PLAN_DENSE;
 }
 
@@ -701,7 +709,8 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
     /* The planner's choice: esmm_sgemm and esmm_sgemm_patterns. */
     if (!check_work)
         return;
-    if (plan_is_sparse(t, e, p->m, p->n, p->k, p->op_a, p->op_b)) {
+    if (plan_is_sparse(t, e, p, path == PATH_CACHED_A || path == PATH_CACHED_AB,
+                       path == PATH_CACHED_B || path == PATH_CACHED_AB)) {
         CHECK(info.path == ESMM_PATH_SPARSE && strcmp(kernel, t->skip[2]) == 0 &&
                   near(info.work_fraction, work_fraction(e, ESMM_SKIP_BY_BOTH)),
               "%s %s: the masks leave %.6f of the work (skip expected); reported path %d "
@@ -1104,6 +1113,85 @@ static void check_dense_copy_rule(void)
     }
 }
 
+/* The copy the extraction writes (esmm_extraction_copy): with exactly one
+ * operand along k (NN: A, TT: B), from the edge of the orientation rule that
+ * reads it; made (esmm_extraction_copy_made) where at least 1 in
+ * ESMM_PROBE_COPY_SHARE of the other operand's sampled slices is zero; and
+ * then the plan no longer charges its paths for it (esmm_plan_decide). Host
+ * rules only: test_gpu_sparse runs products whose extraction copies, bit for
+ * bit against the dense kernel. */
+static void check_extraction_copy_rule(void)
+{
+    const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
+    const struct {
+        int64_t m, n;
+        esmm_operation_t op_a, op_b;
+        esmm_copied_t want;
+    } cases[] = {
+        {37, edge, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
+        {37, edge - 1, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
+        {edge, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
+        {edge - 1, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
+    };
+    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+        const esmm_copied_t got =
+            esmm_extraction_copy(cases[i].m, cases[i].n, cases[i].op_a, cases[i].op_b);
+        CHECK(got == cases[i].want, "esmm_extraction_copy(%lld, %lld, %s, %s) = %d, expected %d",
+              (long long)cases[i].m, (long long)cases[i].n, op_label(cases[i].op_a),
+              op_label(cases[i].op_b), (int)got, (int)cases[i].want);
+        if (got != ESMM_COPY_NONE)
+            CHECK(esmm_wide_copy_floats(cases[i].m, cases[i].n, 300, cases[i].op_a,
+                                        cases[i].op_b) >=
+                      esmm_wide_copy_ld(got == ESMM_COPY_A ? cases[i].m : cases[i].n) * 300,
+                  "esmm_wide_copy_floats(%lld, %lld) is short of the extraction's copy",
+                  (long long)cases[i].m, (long long)cases[i].n);
+    }
+    /* The other operand's zero share decides: B's for A's copy, A's for B's. */
+    const uint32_t slices = 2048, share = ESMM_PROBE_COPY_SHARE;
+    const struct {
+        uint32_t zero_a, zero_b, slices_a, slices_b;
+        esmm_copied_t candidate, want;
+    } probes[] = {
+        {0, slices / share, slices, slices, ESMM_COPY_A, ESMM_COPY_A},
+        {slices, slices / share - 1, slices, slices, ESMM_COPY_A, ESMM_COPY_NONE},
+        {slices / share, 0, slices, slices, ESMM_COPY_B, ESMM_COPY_B},
+        {slices / share - 1, slices, slices, slices, ESMM_COPY_B, ESMM_COPY_NONE},
+        {slices, slices, slices, slices, ESMM_COPY_NONE, ESMM_COPY_NONE},
+        {0, 0, 0, 0, ESMM_COPY_A, ESMM_COPY_NONE}, /* no probe ran */
+    };
+    for (size_t i = 0; i < COUNT_OF(probes); i++) {
+        const esmm_copied_t got = esmm_extraction_copy_made(
+            esmm_probe_pack(probes[i].zero_a, probes[i].zero_b),
+            esmm_probe_pack(probes[i].slices_a, probes[i].slices_b), probes[i].candidate);
+        CHECK(got == probes[i].want,
+              "esmm_extraction_copy_made, zero slices %u / %u of A, %u / %u of B, copy %d: %d, "
+              "expected %d",
+              probes[i].zero_a, probes[i].slices_a, probes[i].zero_b, probes[i].slices_b,
+              (int)probes[i].candidate, (int)got, (int)probes[i].want);
+    }
+    /* B-leading steps at 0.64 of a dense pass, A's copy at 88 / 4096 more:
+     * dense unless the extraction made the copy. */
+    const int64_t size = 4096;
+    const double strips = (double)(size / 32), tiles = strips / ESMM_PLAN_TILE_STRIPS;
+    esmm_plan_stats_t made = {0};
+    made.steps_normal = (unsigned long long)(strips * tiles * (double)size);
+    made.steps_swapped = (unsigned long long)(0.64 * strips * tiles * (double)size);
+    made.work = (unsigned long long)(strips * strips * (double)size);
+    esmm_plan_stats_t not_made = made;
+    const int swapped_wide = esmm_plan_swapped_wide(size, ESMM_OP_N);
+    esmm_plan_decide(&not_made, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
+                     swapped_wide, -1.0, ESMM_COPY_NONE);
+    esmm_plan_decide(&made, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT, swapped_wide,
+                     -1.0, ESMM_COPY_A);
+    CHECK(swapped_wide == ESMM_WIDE_COPIED && not_made.decision == ESMM_PLAN_DENSE &&
+              made.decision == ESMM_PLAN_SKIP_SWAPPED,
+          "B-leading steps at 0.64 of a dense pass: decision %d with A's copy to make, %d with "
+          "it made (expected %d and %d)",
+          not_made.decision, made.decision, ESMM_PLAN_DENSE, ESMM_PLAN_SKIP_SWAPPED);
+}
+
 /* extraction_ms is measured only while timing is on. */
 static void check_timing(const target_t *t)
 {
@@ -1497,6 +1585,7 @@ int main(void)
     check_non_finite(&t);
     check_planner(&t);
     check_dense_copy_rule();
+    check_extraction_copy_rule();
     check_timing(&t);
     check_known_densities(&t);
     check_pattern_mismatch(&t);

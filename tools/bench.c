@@ -302,7 +302,7 @@ static void fail_row(bench_row_t *row, const cli_error_t *err)
     fprintf(stderr, "esmm bench: %s\n", err->text);
 }
 
-/* Runs one row: a checked run, the --skip-stats run, then the timed runs. */
+/* Runs one row: a checked run, the timed runs, then the --skip-stats run. */
 static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_summary_t *s,
                     const verify_reference_t *ref, bench_row_t *row)
 {
@@ -327,8 +327,6 @@ static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_sum
         row->max_error = verify_max_error(ref, ctx->out);
         row->check = row->max_error <= s->tolerance ? "pass" : "fail";
     }
-    if ((o->skip_stats || o->sweep != SWEEP_NONE) && bench_kernel_is_library(row->kernel))
-        collect_info(ctx, &kernel, row);
     r->host_us = NAN;
     if (r->time_runs(r, &kernel, s->warmup, o->runs, ctx->ms, &err) != 0) {
         fail_row(row, &err);
@@ -337,6 +335,10 @@ static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_sum
     row->ran = true;
     row->host_us = r->host_us;
     row->median_ms = bench_median_and_min(ctx->ms, o->runs, &row->min_ms);
+    /* After the timed runs, so that its extraction time holds no first-launch
+     * costs even when nothing was checked first. */
+    if ((o->skip_stats || o->sweep != SWEEP_NONE) && bench_kernel_is_library(row->kernel))
+        collect_info(ctx, &kernel, row);
 }
 
 const char *bench_commit_string(const char *given)

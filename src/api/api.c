@@ -239,10 +239,12 @@ static int pattern_fits(esmm_handle_t handle, esmm_pattern_t pattern, int is_b,
  * workspace (timed, with the probe, when the handle asks). With probe set,
  * the dense probe runs first and, where it sends the product to the dense
  * path (esmm_probe_dense of *stats), nothing is extracted: on the CPU the
- * host sees its counts in *stats, on the GPU the extraction reads them. */
+ * host sees its counts in *stats, on the GPU the extraction reads them and
+ * may also write extraction_copy into wide_copy. */
 static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_t *p,
                                   esmm_pattern_t pattern_a, esmm_pattern_t pattern_b,
                                   const esmm_workspace_layout_t *layout, int probe,
+                                  esmm_copied_t extraction_copy, float *wide_copy,
                                   esmm_plan_stats_t *stats, esmm_strip_masks_t *a,
                                   esmm_strip_masks_t *b)
 {
@@ -271,7 +273,8 @@ static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_extract_both(p, pattern_a ? NULL : a->bits, a->nonfinite,
                                         pattern_b ? NULL : b->bits, b->nonfinite,
-                                        probe ? stats : NULL, handle->stream);
+                                        probe ? stats : NULL, (int)extraction_copy, wide_copy,
+                                        handle->stream);
     } else if (st == ESMM_STATUS_SUCCESS) {
         *stats = (esmm_plan_stats_t){0};
         if (probe) {
@@ -315,8 +318,19 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
              : &last->host_stats;
     /* Only the planner's choice is probed: a named kernel runs as asked. */
     const int planned = request->kind != RUN_SKIP;
+    float *wide_copy = cuda && layout.wide_copy_bytes > 0
+                           ? (float *)((uint8_t *)handle->workspace + layout.wide_copy)
+                           : NULL;
+    /* The extraction may copy an operand it reads (not a given pattern's). */
+    esmm_copied_t extraction_copy =
+        planned && wide_copy != NULL ? esmm_extraction_copy(p->m, p->n, p->op_a, p->op_b)
+                                     : ESMM_COPY_NONE;
+    if ((extraction_copy == ESMM_COPY_A && pattern_a != NULL) ||
+        (extraction_copy == ESMM_COPY_B && pattern_b != NULL))
+        extraction_copy = ESMM_COPY_NONE;
     esmm_strip_masks_t a, b;
-    st = gather_masks(handle, p, pattern_a, pattern_b, &layout, planned, stats, &a, &b);
+    st = gather_masks(handle, p, pattern_a, pattern_b, &layout, planned, extraction_copy,
+                      wide_copy, stats, &a, &b);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
     const esmm_skip_by_t skip = request->kind == RUN_SKIP ? request->skip : ESMM_SKIP_BY_BOTH;
@@ -327,15 +341,13 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         const esmm_masks_t masks = {a.bits, a.nonfinite, b.bits, b.nonfinite};
         last->device_stats = stats;
         float *partials = (float *)((uint8_t *)handle->workspace + layout.partials);
-        st = esmm_cuda_plan(&masks, p->m, p->n, p->k, p->op_a, p->op_b, skip, stats,
-                            handle->stream);
+        st = esmm_cuda_plan(&masks, p->m, p->n, p->k, p->op_a, p->op_b, skip, extraction_copy,
+                            stats, handle->stream);
         if (st != ESMM_STATUS_SUCCESS)
             return st;
         /* Planned, both kernels are queued; the plan on the device lets one run. */
-        float *wide_copy = layout.wide_copy_bytes > 0
-                               ? (float *)((uint8_t *)handle->workspace + layout.wide_copy)
-                               : NULL;
-        st = esmm_cuda_copy_operand(p, skip, stats, planned, wide_copy, handle->stream);
+        st = esmm_cuda_copy_operand(p, skip, stats, planned, extraction_copy, wide_copy,
+                                    handle->stream);
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_run_skip(p, &masks, skip, stats, planned, partials, wide_copy,
                                     handle->stream);

@@ -106,11 +106,14 @@ struct esmm_plan_stats; /* esmm_plan_stats_t, below */
 /* Both operands of a product in one launch (the two above, sharing the GPU);
  * an operand whose bits are NULL is not read (its pattern was given). With
  * gate (device memory, filled by esmm_cuda_probe) the launch does nothing
- * when the probe sends the product to the dense path. */
+ * when the probe sends the product to the dense path. extraction_copy (an
+ * esmm_copied_t from esmm_extraction_copy, of an operand read here; with
+ * gate only) names the k-major copy the launch also writes into wide_copy
+ * where the probe's counts say so (esmm_extraction_copy_made). */
 esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
                                      uint8_t *a_nonfinite, uint8_t *b_bits,
                                      uint8_t *b_nonfinite, const struct esmm_plan_stats *gate,
-                                     void *stream);
+                                     int extraction_copy, float *wide_copy, void *stream);
 
 /* The masks of both operands of one product (device pointers; layout of
  * patterns/pattern_layout.h; strips_a = ceil(m/32), strips_b = ceil(n/32)). */
@@ -275,16 +278,27 @@ static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operat
     return esmm_wide_read(op_a == ESMM_OP_N, n);
 }
 
+/* The k-major copies: of A (read in place of A by the swapped orientation,
+ * and by the dense path and the warp lists where their rules say) or of B
+ * (the normal orientation's). */
+typedef enum {
+    ESMM_COPY_NONE = 0,
+    ESMM_COPY_A = 1, /* A (m x k, op N) copied k x m, read with op T */
+    ESMM_COPY_B = 2  /* B (n x k, op T) copied k x n, read with op N */
+} esmm_copied_t;
+
 /* An orientation's cost as a fraction of a dense pass: its steps out of
  * `all`, weighted by how its wide operand is read (wide, esmm_wide_read_t),
- * whose copy serves C's other side `other`. */
+ * whose copy serves C's other side `other` and costs nothing where the
+ * extraction already made it (copy_made). */
 static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, double all,
-                                                     int wide, int64_t other)
+                                                     int wide, int64_t other, int copy_made)
 {
     const double share = (double)steps / all;
     if (wide == ESMM_WIDE_TRANSPOSED)
         return share * ESMM_PLAN_TRANSPOSED_IN;
-    return wide == ESMM_WIDE_COPIED ? share + ESMM_PLAN_COPY_COST / (double)other : share;
+    return wide == ESMM_WIDE_COPIED && !copy_made ? share + ESMM_PLAN_COPY_COST / (double)other
+                                                  : share;
 }
 
 /* The forms of the skipping kernel (esmm_plan_stats_t.form): pair and strip
@@ -323,11 +337,14 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
  * reads its wide operand (esmm_plan_normal_wide, esmm_plan_swapped_wide);
  * warp_lists is what the warp-list form costs besides its own work (its
  * copy), or < 0 where it is not queued (esmm_plan_warp_lists). Where it is,
- * it takes the strip-warp form's place. */
+ * it takes the strip-warp form's place. made (an esmm_copied_t) is the copy
+ * the extraction already wrote (esmm_extraction_copy_made), which the paths
+ * reading it no longer pay for: the warp lists' own copy, as the extraction
+ * copies only that one. */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
                                                      int64_t n, int64_t k, int skip,
                                                      int normal_wide, int swapped_wide,
-                                                     double warp_lists)
+                                                     double warp_lists, int made)
 {
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
@@ -336,8 +353,10 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
                                     (32 * ESMM_PLAN_TILE_STRIPS));
     const double all_normal = strips_a * tiles_b * (double)k;
     const double all_swapped = strips_b * tiles_a * (double)k;
-    const double cost_normal = esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m);
-    const double cost_swapped = esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n);
+    const double cost_normal =
+        esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m, made == ESMM_COPY_B);
+    const double cost_swapped =
+        esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n, made == ESMM_COPY_A);
     const int normal = cost_normal <= cost_swapped;
     s->orientation = normal ? ESMM_PLAN_SKIP_NORMAL : ESMM_PLAN_SKIP_SWAPPED;
     /* work counts strip pairs, each step a tile of ESMM_PLAN_TILE_STRIPS. */
@@ -345,6 +364,8 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
     const double all_steps = normal ? all_normal : all_swapped;
     const double cost = normal ? cost_normal : cost_swapped;
     if (warp_lists >= 0.0) {
+        if (made != ESMM_COPY_NONE)
+            warp_lists = 0.0;
         const double work = (double)s->work / (strips_a * strips_b * (double)k);
         const double lists = ESMM_PLAN_LIST_PER_WORK * work + ESMM_PLAN_LIST_FIXED + warp_lists;
         if (lists < ESMM_PLAN_PAIR_PER_STEP * cost) {
@@ -384,12 +405,6 @@ static inline ESMM_HOST_DEVICE int64_t esmm_wide_copy_ld(int64_t rows)
  * ESMM_PLAN_DENSE_COPY_GAIN, which lies past the orientations' edge; the
  * orientation's rule is still asked, so the workspace holds the copy by
  * construction). */
-typedef enum {
-    ESMM_COPY_NONE = 0,
-    ESMM_COPY_A = 1, /* A (m x k, op N) copied k x m, read with op T */
-    ESMM_COPY_B = 2  /* B (n x k, op T) copied k x n, read with op N */
-} esmm_copied_t;
-
 static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t n,
                                                              esmm_operation_t op_a,
                                                              esmm_operation_t op_b)
@@ -416,6 +431,45 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_plan_warp_lists_copy(esmm_oper
                                                                        esmm_operation_t op_b)
 {
     return op_a == ESMM_OP_N ? ESMM_COPY_A : op_b == ESMM_OP_T ? ESMM_COPY_B : ESMM_COPY_NONE;
+}
+
+/* The copy a planned call's extraction may write as it reads the operand,
+ * so that the operand is read once instead of twice (once to extract, once
+ * to copy): with one operand along k (NN: A, TT: B), where its copy is in
+ * the workspace by its orientation's rule. The caller passes it only for an
+ * operand it extracts (not a pattern the caller gave). */
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_extraction_copy(int64_t m, int64_t n,
+                                                                  esmm_operation_t op_a,
+                                                                  esmm_operation_t op_b)
+{
+    if (op_a == ESMM_OP_N && op_b == ESMM_OP_N)
+        return esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ? ESMM_COPY_A
+                                                                   : ESMM_COPY_NONE;
+    if (op_a == ESMM_OP_T && op_b == ESMM_OP_T)
+        return esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? ESMM_COPY_B
+                                                                  : ESMM_COPY_NONE;
+    return ESMM_COPY_NONE;
+}
+
+/* Whether the extraction writes that copy (candidate), from the probe's
+ * packed totals (esmm_probe_slot_t): where at least 1 in
+ * ESMM_PROBE_COPY_SHARE of the other operand's sampled slices is zero. The
+ * paths that read the copy are the ones that skip by that other operand's
+ * zeros (the warp lists, and the orientation with its strips leading) and,
+ * past esmm_dense_copy's edge, the dense path; only skipping by the copied
+ * operand's own zeros alone reads none. A wrong guess costs time (a copy
+ * made for nothing, or made by the copy launch after all), never a result. */
+#define ESMM_PROBE_COPY_SHARE 4u
+
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_extraction_copy_made(uint32_t zeros,
+                                                                       uint32_t slices,
+                                                                       esmm_copied_t candidate)
+{
+    const int shift = candidate == ESMM_COPY_A ? 16 : 0; /* the other operand's counts */
+    const uint32_t zero = zeros >> shift & 0xffffu, sliced = slices >> shift & 0xffffu;
+    return candidate != ESMM_COPY_NONE && sliced > 0 && ESMM_PROBE_COPY_SHARE * zero >= sliced
+               ? candidate
+               : ESMM_COPY_NONE;
 }
 
 /* The warp-list form's cost besides its work for a product (its copy, as a
@@ -463,11 +517,13 @@ esmm_status_t esmm_cuda_probe(const esmm_gemm_problem_t *p, const esmm_masks_t *
 
 /* Fills *stats (device memory, cleared by esmm_cuda_probe) from the masks,
  * decision included (op_a and op_b give the copy layouts the decision
- * weighs); does nothing, leaving the decision dense, when the probe sent the
- * product there. */
+ * weighs, extraction_copy the copy the extraction was given to write);
+ * does nothing, leaving the decision dense, when the probe sent the product
+ * there. */
 esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, int64_t k,
                              esmm_operation_t op_a, esmm_operation_t op_b, esmm_skip_by_t skip,
-                             esmm_plan_stats_t *stats, void *stream);
+                             esmm_copied_t extraction_copy, esmm_plan_stats_t *stats,
+                             void *stream);
 
 /* The zero-skipping product. plan (device memory, filled by esmm_cuda_plan)
  * is read when skipping by both operands; with planned != 0 the product runs
@@ -487,11 +543,13 @@ esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
 /* Queued before both: makes in wide_copy the k-major copy that the path which
  * runs reads (chosen on the device, as the kernels' gates choose: the plan's
  * decision when planned, else its orientation, or the one orientation that
- * skipping by A or B alone runs). One launch; none when no path copies or
- * wide_copy is NULL. */
+ * skipping by A or B alone runs), unless the extraction made it
+ * (extraction_copy, as given to esmm_cuda_extract_both). One launch; none
+ * when no path copies or wide_copy is NULL. */
 esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p, esmm_skip_by_t skip,
                                      const esmm_plan_stats_t *plan, int planned,
-                                     float *wide_copy, void *stream);
+                                     esmm_copied_t extraction_copy, float *wide_copy,
+                                     void *stream);
 
 /* Device memory and events for the API layer (cudaEvent_t as void *). */
 esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes);

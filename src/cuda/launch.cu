@@ -156,7 +156,8 @@ pattern_extraction extraction_of_a(esmm_operation_t op, const float *a, int64_t 
 {
     const bool n = op == ESMM_OP_N;
     return pattern_extraction{n ? pattern_strips::of_stored_rows : pattern_strips::of_stored_cols,
-                              a, lda, n ? m : k, n ? k : m, bits, nonfinite};
+                              a, lda, n ? m : k, n ? k : m, bits, nonfinite, nullptr,
+                              ESMM_COPY_NONE};
 }
 
 // op(B) is k x n: stored k x n (strips of stored columns) for N, n x k for T.
@@ -165,7 +166,8 @@ pattern_extraction extraction_of_b(esmm_operation_t op, const float *b, int64_t 
 {
     const bool t = op == ESMM_OP_T;
     return pattern_extraction{t ? pattern_strips::of_stored_rows : pattern_strips::of_stored_cols,
-                              b, ldb, t ? n : k, t ? k : n, bits, nonfinite};
+                              b, ldb, t ? n : k, t ? k : n, bits, nonfinite, nullptr,
+                              ESMM_COPY_NONE};
 }
 
 } // namespace
@@ -191,12 +193,19 @@ extern "C" esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b
 extern "C" esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
                                                 uint8_t *a_nonfinite, uint8_t *b_bits,
                                                 uint8_t *b_nonfinite,
-                                                const esmm_plan_stats_t *gate, void *stream)
+                                                const esmm_plan_stats_t *gate,
+                                                int extraction_copy, float *wide_copy,
+                                                void *stream)
 {
-    const pattern_extraction a =
+    pattern_extraction a =
         extraction_of_a(p->op_a, p->a, p->lda, p->m, p->k, a_bits, a_nonfinite);
-    const pattern_extraction b =
+    pattern_extraction b =
         extraction_of_b(p->op_b, p->b, p->ldb, p->k, p->n, b_bits, b_nonfinite);
+    if (gate != nullptr && wide_copy != nullptr && extraction_copy != ESMM_COPY_NONE) {
+        pattern_extraction &copied = extraction_copy == ESMM_COPY_A ? a : b;
+        copied.copy = wide_copy;
+        copied.copied = (esmm_copied_t)extraction_copy;
+    }
     return status_from(launch_extract_patterns(a_bits != nullptr ? &a : nullptr,
                                                b_bits != nullptr ? &b : nullptr, gate,
                                                static_cast<cudaStream_t>(stream)));
@@ -225,10 +234,10 @@ extern "C" const char *esmm_cuda_build_architectures(void)
 
 extern "C" esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n,
                                         int64_t k, esmm_operation_t op_a, esmm_operation_t op_b,
-                                        esmm_skip_by_t skip, esmm_plan_stats_t *stats,
-                                        void *stream)
+                                        esmm_skip_by_t skip, esmm_copied_t extraction_copy,
+                                        esmm_plan_stats_t *stats, void *stream)
 {
-    return status_from(launch_plan(*masks, m, n, k, op_a, op_b, skip, stats,
+    return status_from(launch_plan(*masks, m, n, k, op_a, op_b, skip, extraction_copy, stats,
                                    static_cast<cudaStream_t>(stream)));
 }
 
@@ -253,10 +262,11 @@ extern "C" esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
 extern "C" esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p,
                                                 esmm_skip_by_t skip,
                                                 const esmm_plan_stats_t *plan, int planned,
+                                                esmm_copied_t extraction_copy,
                                                 float *wide_copy, void *stream)
 {
-    return status_from(launch_copy_operand(*p, skip, plan, planned != 0, wide_copy,
-                                           static_cast<cudaStream_t>(stream)));
+    return status_from(launch_copy_operand(*p, skip, plan, planned != 0, extraction_copy,
+                                           wide_copy, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes)

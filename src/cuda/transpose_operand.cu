@@ -12,11 +12,14 @@
 // tiles through shared memory (a padded column so the transposed reads hit 32
 // banks): reads and writes are 128-byte rows. A grid of at most 8 blocks per
 // SM strides over the tiles, so a launch that copies nothing costs little.
+// A copy the extraction already wrote (esmm_extraction_copy_made) is not
+// made again.
 #include "cuda/transpose_operand.cuh"
 
 #include <initializer_list>
 
 #include "cuda/launch_cache.cuh"
+#include "cuda/patterns/probe_dense.cuh"
 #include "cuda/sparse/plan_gate.cuh"
 
 namespace {
@@ -27,10 +30,12 @@ constexpr int THREADS = TILE * ROWS_PER_PASS;
 constexpr int BLOCKS_PER_SM = 8;
 
 // An operand a path reads from a copy: x (rows x cols, row stride ld), to be
-// written transposed; x == nullptr: that path reads no copy.
+// written transposed, which is copy `which` (an esmm_copied_t); x ==
+// nullptr: that path reads no copy.
 struct operand_copy {
     const float *x;
     int64_t ld, rows, cols;
+    int which;
 };
 
 // The copy each queued path reads, behind the gate its kernel opens by: the
@@ -41,6 +46,7 @@ struct copy_choice {
     warp_lists_gate lists_gate;
     skip_gate normal_gate, swapped_gate;
     const esmm_plan_stats_t *dense_gate;
+    int extraction_copy; // the copy the extraction may have made (esmm_copied_t)
 };
 
 __global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice choice, float *out)
@@ -57,6 +63,12 @@ __global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice 
                                                                             : none;
     if (c.x == nullptr)
         return;
+    if (c.which == choice.extraction_copy) {
+        const esmm_probe_slot_t probe = warp_probe_totals(choice.dense_gate);
+        if (esmm_extraction_copy_made(probe.zeros, probe.slices,
+                                      (esmm_copied_t)choice.extraction_copy) != ESMM_COPY_NONE)
+            return;
+    }
     const int64_t out_ld = esmm_wide_copy_ld(c.rows);
     __shared__ float tile[TILE][TILE + 1];
     const int tx = threadIdx.x % TILE, ty = threadIdx.x / TILE;
@@ -86,24 +98,25 @@ __global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice 
 // op(A) = A (m x k) and op(B) = B^T (B n x k) as copies.
 operand_copy copy_of_a(const esmm_gemm_problem_t &p)
 {
-    return operand_copy{p.a, p.lda, p.m, p.k};
+    return operand_copy{p.a, p.lda, p.m, p.k, ESMM_COPY_A};
 }
 
 operand_copy copy_of_b(const esmm_gemm_problem_t &p)
 {
-    return operand_copy{p.b, p.ldb, p.n, p.k};
+    return operand_copy{p.b, p.ldb, p.n, p.k, ESMM_COPY_B};
 }
 
 } // namespace
 
 cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t skip,
-                                const esmm_plan_stats_t *plan, bool planned, float *out,
-                                cudaStream_t stream)
+                                const esmm_plan_stats_t *plan, bool planned,
+                                esmm_copied_t extraction_copy, float *out, cudaStream_t stream)
 {
     if (out == nullptr)
         return cudaSuccess;
     // The paths and their gates as launch_skip_gemm and the dense launch queue them.
     copy_choice choice = {};
+    choice.extraction_copy = planned ? extraction_copy : ESMM_COPY_NONE;
     choice.normal_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
     choice.swapped_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
     choice.dense_gate = plan;

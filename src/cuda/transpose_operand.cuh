@@ -8,10 +8,11 @@ extern "C" {
 }
 
 // esmm_cuda_copy_operand: writes into out the k-major copy that the path the
-// plan lets run reads, one launch (see transpose_operand.cu).
+// plan lets run reads, unless the extraction made it, one launch (see
+// transpose_operand.cu).
 cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t skip,
-                                const esmm_plan_stats_t *plan, bool planned, float *out,
-                                cudaStream_t stream);
+                                const esmm_plan_stats_t *plan, bool planned,
+                                esmm_copied_t extraction_copy, float *out, cudaStream_t stream);
 
 // p reading the k-major copy `copy` in place of A (ESMM_COPY_A: A was
 // m x k with op N) or of B (ESMM_COPY_B: B was n x k with op T); the

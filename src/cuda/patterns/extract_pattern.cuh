@@ -16,12 +16,17 @@ enum class pattern_strips {
 };
 
 // One operand to extract: the stored rows x cols matrix x (leading dimension
-// ld), into bits and nonfinite (strips * kblocks bytes each).
+// ld), into bits and nonfinite (strips * kblocks bytes each). With copy (16-byte
+// aligned; strips of stored rows only), the extraction also writes x's k-major
+// copy there (cols rows of esmm_wide_copy_ld(rows) floats) where the gate's
+// probe counts say so (esmm_extraction_copy_made for `copied`).
 struct pattern_extraction {
     pattern_strips strips;
     const float *x;
     int64_t ld, rows, cols;
     uint8_t *bits, *nonfinite;
+    float *copy;
+    esmm_copied_t copied;
 };
 
 // Reads each given operand (either may be nullptr) once and writes every

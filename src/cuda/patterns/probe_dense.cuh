@@ -26,10 +26,10 @@ struct probe_operand {
 cudaError_t launch_probe_dense(const probe_operand &a, const probe_operand &b, bool sample,
                                esmm_plan_stats_t *stats, cudaStream_t stream);
 
-// esmm_probe_dense for a whole warp (every lane must call it): the lanes read
-// the slots together and add them with shuffles, so a kernel gated on the
-// probe waits for one load.
-__device__ __forceinline__ bool warp_probe_dense(const esmm_plan_stats_t *stats)
+// esmm_probe_totals for a whole warp (every lane must call it; every lane
+// gets them): the lanes read the slots together and add them with shuffles,
+// so a kernel gated on the probe waits for one load.
+__device__ __forceinline__ esmm_probe_slot_t warp_probe_totals(const esmm_plan_stats_t *stats)
 {
     constexpr unsigned all_lanes = 0xffffffffu;
     const int lane = threadIdx.x % 32;
@@ -43,5 +43,12 @@ __device__ __forceinline__ bool warp_probe_dense(const esmm_plan_stats_t *stats)
         zeros += __shfl_xor_sync(all_lanes, zeros, offset);
         slices += __shfl_xor_sync(all_lanes, slices, offset);
     }
-    return esmm_probe_rule(zeros, slices);
+    return esmm_probe_slot_t{zeros, slices};
+}
+
+// esmm_probe_dense for a whole warp (every lane must call it).
+__device__ __forceinline__ bool warp_probe_dense(const esmm_plan_stats_t *stats)
+{
+    const esmm_probe_slot_t total = warp_probe_totals(stats);
+    return esmm_probe_rule(total.zeros, total.slices);
 }

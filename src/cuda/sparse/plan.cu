@@ -83,7 +83,8 @@ __device__ void add_block_total(unsigned long long value, unsigned long long *ta
 
 __global__ void __launch_bounds__(THREADS)
     plan_kernel(esmm_masks_t masks, int64_t m, int64_t n, int64_t k, int skip,
-                int normal_wide, int swapped_wide, double warp_lists, esmm_plan_stats_t *stats)
+                int normal_wide, int swapped_wide, double warp_lists, int extraction_copy,
+                esmm_plan_stats_t *stats)
 {
     __shared__ bit_counts count_a, count_b;
     __shared__ bool last_block;
@@ -149,7 +150,11 @@ __global__ void __launch_bounds__(THREADS)
         totals.steps_normal = atomicAdd(&stats->steps_normal, 0ull);
         totals.steps_swapped = atomicAdd(&stats->steps_swapped, 0ull);
         totals.work = atomicAdd(&stats->work, 0ull);
-        esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide, warp_lists);
+        // The copy the extraction made, by the rule it read the probe with.
+        const esmm_probe_slot_t probe = esmm_probe_totals(stats);
+        const esmm_copied_t made = esmm_extraction_copy_made(
+            probe.zeros, probe.slices, (esmm_copied_t)extraction_copy);
+        esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide, warp_lists, made);
         stats->decision = totals.decision;
         stats->orientation = totals.orientation;
         stats->form = totals.form;
@@ -160,7 +165,8 @@ __global__ void __launch_bounds__(THREADS)
 
 cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t k,
                         esmm_operation_t op_a, esmm_operation_t op_b, esmm_skip_by_t skip,
-                        esmm_plan_stats_t *stats, cudaStream_t stream)
+                        esmm_copied_t extraction_copy, esmm_plan_stats_t *stats,
+                        cudaStream_t stream)
 {
     const int64_t kblocks = (k + 7) / 8;
     const int64_t blocks = (kblocks + KB_PER_BLOCK - 1) / KB_PER_BLOCK;
@@ -169,5 +175,6 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
     return launch_chained(plan_kernel, (unsigned)blocks, THREADS, 0, stream, masks, m, n, k,
                           (int)skip, esmm_plan_normal_wide(m, op_b),
                           esmm_plan_swapped_wide(n, op_a),
-                          esmm_plan_warp_lists(skip, m, n, k, op_a, op_b), stats);
+                          esmm_plan_warp_lists(skip, m, n, k, op_a, op_b), (int)extraction_copy,
+                          stats);
 }
