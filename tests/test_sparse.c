@@ -1073,14 +1073,39 @@ static void check_planner(const target_t *t)
  * ESMM_PLAN_DENSE_COPY_GAIN (2200); and the workspace holds it. Host rule
  * only: test_gpu_sparse runs products that read the copy against the dense
  * kernel bit for bit. */
+/* A copy rule's answer for a shape and ops. */
+typedef struct {
+    int64_t m, n;
+    esmm_operation_t op_a, op_b;
+    esmm_copied_t want;
+} copy_rule_case_t;
+
+typedef esmm_copied_t (*copy_rule_t)(int64_t m, int64_t n, esmm_operation_t op_a,
+                                     esmm_operation_t op_b);
+
+/* rule (named name) over cases, and the workspace holding each copy it
+ * names (esmm_wide_copy_floats) at k = 300. */
+static void check_copy_rule(const char *name, copy_rule_t rule, const copy_rule_case_t *cases,
+                            size_t count)
+{
+    const int64_t k = 300;
+    for (size_t i = 0; i < count; i++) {
+        const copy_rule_case_t *c = &cases[i];
+        const esmm_copied_t got = rule(c->m, c->n, c->op_a, c->op_b);
+        CHECK(got == c->want, "%s(%lld, %lld, %s, %s) = %d, expected %d", name, (long long)c->m,
+              (long long)c->n, op_label(c->op_a), op_label(c->op_b), (int)got, (int)c->want);
+        const int64_t rows = got == ESMM_COPY_A ? c->m : c->n;
+        const int64_t need = got == ESMM_COPY_NONE ? 0 : esmm_wide_copy_ld(rows) * k;
+        CHECK(esmm_wide_copy_floats(c->m, c->n, k, c->op_a, c->op_b) >= need,
+              "esmm_wide_copy_floats(%lld, %lld, %lld) is short of %s's copy", (long long)c->m,
+              (long long)c->n, (long long)k, name);
+    }
+}
+
 static void check_dense_copy_rule(void)
 {
     const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
-    const struct {
-        int64_t m, n;
-        esmm_operation_t op_a, op_b;
-        int want;
-    } cases[] = {
+    const copy_rule_case_t cases[] = {
         {1797, 2048, ESMM_OP_N, ESMM_OP_T, edge <= 2048 ? ESMM_COPY_A : ESMM_COPY_NONE},
         {edge, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A},
         {edge - 1, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
@@ -1097,20 +1122,7 @@ static void check_dense_copy_rule(void)
         {2200, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
         {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
     };
-    const int64_t k = 300;
-    for (size_t i = 0; i < COUNT_OF(cases); i++) {
-        const int got =
-            (int)esmm_dense_copy(cases[i].m, cases[i].n, cases[i].op_a, cases[i].op_b);
-        CHECK(got == cases[i].want, "esmm_dense_copy(%lld, %lld, %s, %s) = %d, expected %d",
-              (long long)cases[i].m, (long long)cases[i].n, op_label(cases[i].op_a),
-              op_label(cases[i].op_b), got, cases[i].want);
-        const int64_t rows = got == ESMM_COPY_A ? cases[i].m : cases[i].n;
-        const int64_t need = got == ESMM_COPY_NONE ? 0 : esmm_wide_copy_ld(rows) * k;
-        CHECK(esmm_wide_copy_floats(cases[i].m, cases[i].n, k, cases[i].op_a, cases[i].op_b) >=
-                  need,
-              "esmm_wide_copy_floats(%lld, %lld, %lld) is short of the dense path's copy",
-              (long long)cases[i].m, (long long)cases[i].n, (long long)k);
-    }
+    check_copy_rule("esmm_dense_copy", esmm_dense_copy, cases, COUNT_OF(cases));
 }
 
 /* The copy the extraction writes (esmm_extraction_copy): with exactly one
@@ -1123,11 +1135,7 @@ static void check_dense_copy_rule(void)
 static void check_extraction_copy_rule(void)
 {
     const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
-    const struct {
-        int64_t m, n;
-        esmm_operation_t op_a, op_b;
-        esmm_copied_t want;
-    } cases[] = {
+    const copy_rule_case_t cases[] = {
         {37, edge, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
         {37, edge - 1, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
         {edge, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
@@ -1135,19 +1143,7 @@ static void check_extraction_copy_rule(void)
         {4096, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
         {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
     };
-    for (size_t i = 0; i < COUNT_OF(cases); i++) {
-        const esmm_copied_t got =
-            esmm_extraction_copy(cases[i].m, cases[i].n, cases[i].op_a, cases[i].op_b);
-        CHECK(got == cases[i].want, "esmm_extraction_copy(%lld, %lld, %s, %s) = %d, expected %d",
-              (long long)cases[i].m, (long long)cases[i].n, op_label(cases[i].op_a),
-              op_label(cases[i].op_b), (int)got, (int)cases[i].want);
-        if (got != ESMM_COPY_NONE)
-            CHECK(esmm_wide_copy_floats(cases[i].m, cases[i].n, 300, cases[i].op_a,
-                                        cases[i].op_b) >=
-                      esmm_wide_copy_ld(got == ESMM_COPY_A ? cases[i].m : cases[i].n) * 300,
-                  "esmm_wide_copy_floats(%lld, %lld) is short of the extraction's copy",
-                  (long long)cases[i].m, (long long)cases[i].n);
-    }
+    check_copy_rule("esmm_extraction_copy", esmm_extraction_copy, cases, COUNT_OF(cases));
     /* The other operand's zero share decides: B's for A's copy, A's for B's. */
     const uint32_t slices = 2048, share = ESMM_PROBE_COPY_SHARE;
     const struct {
