@@ -17,6 +17,7 @@
 #include <cublas_v2.h>
 
 #include "check.h"
+#include "cuda/cuda_backend.h" /* ESMM_PLAN_COPY_COST, ESMM_PLAN_COPY_AT_MOST */
 #include "esmm.h"
 #include "test_support.h"
 #include "test_support_cuda.h"
@@ -74,6 +75,17 @@ static problem_t make_problem(uint64_t *rng, int64_t most)
     p.op_a = (esmm_operation_t)rng_below(rng, 2);
     p.op_b = (esmm_operation_t)rng_below(rng, 2);
     p.m = pick_size(rng, most), p.n = pick_size(rng, most), p.k = pick_size(rng, most);
+    /* Now and then one side of C past the copy rule's edge, the other two
+     * small: on the GPU the paths then read k-major copies of an operand along
+     * k, among them the copies the extraction writes. */
+    if (rng_below(rng, 16) == 0) {
+        const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
+        const int64_t wide = edge + rng_below(rng, 640), small = 64;
+        const int m_wide = rng_below(rng, 2) == 0;
+        p.m = m_wide ? wide : 1 + rng_below(rng, small);
+        p.n = m_wide ? 1 + rng_below(rng, small) : wide;
+        p.k = 1 + rng_below(rng, small);
+    }
     const int64_t a_rows = p.op_a == ESMM_OP_N ? p.m : p.k, a_cols = p.op_a == ESMM_OP_N ? p.k : p.m;
     const int64_t b_rows = p.op_b == ESMM_OP_N ? p.k : p.n, b_cols = p.op_b == ESMM_OP_N ? p.n : p.k;
     p.lda = a_cols + rng_below(rng, 6), p.ldb = b_cols + rng_below(rng, 6);
