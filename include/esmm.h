@@ -116,9 +116,9 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * op(B)) saying which k columns/rows are nonzero, and skips the products those
  * masks prove to be zero. Results are exact: they equal the dense path's.
  * First it samples 256 such blocks of each operand (of a pattern given
- * instead, its bytes); where fewer than 1 in 16 of the sampled slices is zero
- * in both, skipping cannot pay, and the call runs the dense kernel without
- * extracting anything. The sample is fixed by the shape, so a product always
+ * instead, its bytes); where the shares of zero slices in the two samples add
+ * up to less than 1/4, skipping cannot pay, and the call runs the dense kernel
+ * without extracting anything. The sample is fixed by the shape, so a product always
  * takes the same path on the same data.
  *
  * Operand patterns can be extracted once and reused while the operand does not

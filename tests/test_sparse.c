@@ -965,15 +965,19 @@ static const plan_case_t plan_cases[] = {
      ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
     {"element-wise zeros, every slice nonzero", 64, 64, 64,
      {"", {FILL_ELEMENTS, 0.9, 0}, {FILL_ELEMENTS, 0.9, 0}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
-    /* The probe's edge: 3 of A's 50 slices per strip zero (under 1/16) go
-     * dense unextracted; 3 of 48 (exactly 1/16) are extracted and planned. */
-    {"A zero at every 17th k", 64, 96, 50, {"", {FILL_K_GAPS, 0, 17}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
-    {"A zero at every 16th k", 64, 96, 48, {"", {FILL_K_GAPS, 0, 16}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, 0.9375, 1.0},
-    /* Between: 80% of the work left runs dense (all of it), 50% skips. */
+    /* The probe's edge, zero shares adding up to 1/4: 8 of A's 40 slices per
+     * strip zero (under 1/4) go dense unextracted; 10 of 40 (exactly 1/4)
+     * are extracted and planned, and so are 5 of 40 of each operand, but not
+     * 5 of A's and 4 of B's. */
     {"A zero at every 5th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 5}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, 0.8, 1.0},
+     ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+    {"A zero at every 4th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 4}, {FILL_SLICES, 1, 0}},
+     ESMM_PATH_DENSE, 1.0, 0.75, 1.0},
+    {"both zero at every 8th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 8}},
+     ESMM_PATH_DENSE, 1.0, 0.875, 0.875},
+    {"A zero at every 8th k, B at every 10th", 64, 96, 40,
+     {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 10}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+    /* Half of the work left: skipped. */
     {"B zero at every 2nd k", 96, 64, 40, {"", {FILL_SLICES, 1, 0}, {FILL_K_GAPS, 0, 2}},
      ESMM_PATH_SPARSE, 0.5, 1.0, 0.5},
 };

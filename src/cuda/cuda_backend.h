@@ -162,26 +162,28 @@ typedef struct esmm_plan_stats {
     esmm_probe_slot_t probe[ESMM_PROBE_SLOTS];
 } esmm_plan_stats_t;
 
-/* A planned product whose probe finds fewer than 1 in ESMM_PROBE_ZERO_SHARE
- * of either operand's sampled slices zero runs the dense kernel without
- * extracting or planning. Skipping cannot pay there: an orientation's cost
- * is at least the share of its steps left (esmm_plan_cost), and a step is
- * skipped only where its leading strip or all strips of its tile are zero,
- * so with tiles of 8 strips skipping needs zero shares f_a + f_b of at least
- * 1 - ESMM_PLAN_SKIP_BELOW (0.35), one of them at least 0.175 (a narrower
- * last tile, on a small product, skips more easily). With 2048 slices
- * sampled (256 blocks) a share of 0.175 reads as below 1/16 with probability
- * 3e-8 even when all 8 slices of each block agree (binomial over 256
- * blocks); a miss costs time, never a result. */
-#define ESMM_PROBE_ZERO_SHARE 16u
+/* A planned product whose probe finds the zero shares of the two operands'
+ * sampled slices adding up to less than 1 / ESMM_PROBE_ZERO_SUM runs the
+ * dense kernel without extracting or planning. Skipping cannot pay there: an
+ * orientation's cost is at least the share of its steps left
+ * (esmm_plan_cost), and a step is skipped only where its leading strip or
+ * all strips of its tile are zero, so skipping needs zero shares f_a + f_b
+ * of at least 1 - ESMM_PLAN_SKIP_BELOW (0.35); the warp lists, whose work
+ * is at least 1 - f_a - f_b, need 0.44. With 2048 slices sampled per
+ * operand (256 blocks) a sum of 0.35, where skipping only breaks even,
+ * reads as below 1/4 with probability about 0.001 even when all 8 slices of
+ * each block agree (binomial over 256 blocks), and a sum of 0.45 with
+ * probability 3e-8; a miss costs time, never a result. Smaller operands are
+ * read whole. */
+#define ESMM_PROBE_ZERO_SUM 4u
 
-/* The rule over packed totals (esmm_probe_slot_t). */
+/* The rule over packed totals (esmm_probe_slot_t): f_a + f_b < 1 / ESMM_PROBE_ZERO_SUM. */
 static inline ESMM_HOST_DEVICE int esmm_probe_rule(uint32_t zeros, uint32_t slices)
 {
     const uint32_t zero_a = zeros & 0xffffu, zero_b = zeros >> 16;
     const uint32_t slices_a = slices & 0xffffu, slices_b = slices >> 16;
-    return slices_a > 0 && slices_b > 0 && ESMM_PROBE_ZERO_SHARE * zero_a < slices_a &&
-           ESMM_PROBE_ZERO_SHARE * zero_b < slices_b;
+    return slices_a > 0 && slices_b > 0 &&
+           ESMM_PROBE_ZERO_SUM * (zero_a * slices_b + zero_b * slices_a) < slices_a * slices_b;
 }
 
 /* The packed totals of all slots. */
