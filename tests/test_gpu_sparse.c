@@ -55,6 +55,9 @@ static const shape_t shapes[] = {
      * with fewer than 128 C tiles, so it splits k: strip warps only. */
     {2053, 1031, 2051, 1, 1},
     {1400, 1400, 2200, 1, 1},
+    /* Both sides past the copy rule's edge: with both operands along k (NT,
+     * variant 10) the warp lists read a copy of each, at odd sizes. */
+    {1800, 1900, 1300, 1, 1},
 };
 
 typedef struct {
@@ -354,9 +357,11 @@ static void verify_same_bits(const problem_t *p, const char *path)
  * (esmm_plan_form_t). */
 static const char *const form_names[] = {"pair warps", "strip warps", "warp lists"};
 static int forms_run[3];
+/* Planned warp-list calls with both operands along k (NT: two copies). */
+static int lists_with_two_copies;
 /* Planned calls whose extraction wrote the k-major copy, by copy
  * (esmm_copied_t). */
-static int extraction_copies[3];
+static int extraction_copies[4];
 
 /* What esmm_get_last_info says after a planned call (with B's pattern
  * given when b_given). */
@@ -379,10 +384,9 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
               info.density_b, info.work_fraction);
         return;
     }
-    /* The copy the extraction makes: never of a given pattern's operand. */
-    esmm_copied_t candidate = esmm_extraction_copy(p->m, p->n, p->op_a, p->op_b);
-    if (b_given && candidate == ESMM_COPY_B)
-        candidate = ESMM_COPY_NONE;
+    /* The copies the extraction makes: never of a given pattern's operand. */
+    const esmm_copied_t candidate = (esmm_copied_t)(
+        esmm_extraction_copy(p->m, p->n, p->k, p->op_a, p->op_b) & ~(b_given ? ESMM_COPY_B : 0));
     const esmm_copied_t made =
         esmm_extraction_copy_made(p->probe.zeros, p->probe.slices, candidate);
     extraction_copies[made]++;
@@ -403,6 +407,8 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
               info.form ? info.form : "(NULL)", want_form);
         for (int f = 0; f < 3; f++)
             forms_run[f] += info.form != NULL && strcmp(info.form, form_names[f]) == 0;
+        lists_with_two_copies += plan.form == ESMM_FORM_WARP_LISTS &&
+                                 esmm_plan_warp_lists_copy(p->op_a, p->op_b) == ESMM_COPY_BOTH;
     }
     CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
               fabs(info.density_b - p->density_b) <= STAT_TOL,
@@ -635,13 +641,19 @@ int main(void)
           forms_run[0], forms_run[1], forms_run[2]);
     printf("planned skipping calls: %d pair-warp, %d strip-warp, %d warp-list\n", forms_run[0],
            forms_run[1], forms_run[2]);
-    /* The extraction wrote each copy it can (esmm_extraction_copy_made) in
-     * some planned call, every one of them checked bit for bit above. */
-    CHECK(extraction_copies[ESMM_COPY_A] > 0 && extraction_copies[ESMM_COPY_B] > 0,
-          "the extraction copied A in %d planned calls and B in %d",
-          extraction_copies[ESMM_COPY_A], extraction_copies[ESMM_COPY_B]);
-    printf("planned calls whose extraction copied A: %d, B: %d\n",
-           extraction_copies[ESMM_COPY_A], extraction_copies[ESMM_COPY_B]);
+    CHECK(lists_with_two_copies > 0, "no planned call ran the warp lists on two copies (NT)");
+    printf("planned warp-list calls on two copies: %d\n", lists_with_two_copies);
+    /* The extraction wrote each copy it can (esmm_extraction_copy_made), and
+     * both in one call, in some planned calls, every one of them checked bit
+     * for bit above. */
+    CHECK(extraction_copies[ESMM_COPY_A] > 0 && extraction_copies[ESMM_COPY_B] > 0 &&
+              extraction_copies[ESMM_COPY_BOTH] > 0,
+          "the extraction copied A alone in %d planned calls, B alone in %d, both in %d",
+          extraction_copies[ESMM_COPY_A], extraction_copies[ESMM_COPY_B],
+          extraction_copies[ESMM_COPY_BOTH]);
+    printf("planned calls whose extraction copied A: %d, B: %d, both: %d\n",
+           extraction_copies[ESMM_COPY_A], extraction_copies[ESMM_COPY_B],
+           extraction_copies[ESMM_COPY_BOTH]);
     CHECK(esmm_destroy(h) == ESMM_STATUS_SUCCESS, "esmm_destroy failed");
     printf("total %.2f s\n", now_seconds() - start);
     return check_finish();

@@ -373,9 +373,9 @@ static int plan_is_sparse(const target_t *t, const expected_t *e, const esmm_gem
     if (t->backend == ESMM_BACKEND_CPU)
         return (double)e->work[ESMM_SKIP_BY_BOTH] <= ESMM_PLAN_CPU_SKIP_BELOW * (double)e->total;
     const int64_t m = p->m, n = p->n, k = p->k;
-    esmm_copied_t candidate = esmm_extraction_copy(m, n, p->op_a, p->op_b);
-    if ((candidate == ESMM_COPY_A && a_given) || (candidate == ESMM_COPY_B && b_given))
-        candidate = ESMM_COPY_NONE;
+    const int given = (a_given ? ESMM_COPY_A : 0) | (b_given ? ESMM_COPY_B : 0);
+    const esmm_copied_t candidate =
+        (esmm_copied_t)(esmm_extraction_copy(m, n, k, p->op_a, p->op_b) & ~given);
     esmm_plan_stats_t stats = e->steps;
     esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, esmm_plan_normal_wide(m, p->op_b),
                      esmm_plan_swapped_wide(n, p->op_a),
@@ -1084,26 +1084,35 @@ typedef struct {
     esmm_copied_t want;
 } copy_rule_case_t;
 
-typedef esmm_copied_t (*copy_rule_t)(int64_t m, int64_t n, esmm_operation_t op_a,
+typedef esmm_copied_t (*copy_rule_t)(int64_t m, int64_t n, int64_t k, esmm_operation_t op_a,
                                      esmm_operation_t op_b);
 
-/* rule (named name) over cases, and the workspace holding each copy it
- * names (esmm_wide_copy_floats) at k = 300. */
+/* rule (named name) over cases at k = 300, and the workspace holding each
+ * copy it names at its place (esmm_wide_copy_floats, esmm_wide_copy_b_at). */
 static void check_copy_rule(const char *name, copy_rule_t rule, const copy_rule_case_t *cases,
                             size_t count)
 {
     const int64_t k = 300;
     for (size_t i = 0; i < count; i++) {
         const copy_rule_case_t *c = &cases[i];
-        const esmm_copied_t got = rule(c->m, c->n, c->op_a, c->op_b);
+        const esmm_copied_t got = rule(c->m, c->n, k, c->op_a, c->op_b);
         CHECK(got == c->want, "%s(%lld, %lld, %s, %s) = %d, expected %d", name, (long long)c->m,
               (long long)c->n, op_label(c->op_a), op_label(c->op_b), (int)got, (int)c->want);
-        const int64_t rows = got == ESMM_COPY_A ? c->m : c->n;
-        const int64_t need = got == ESMM_COPY_NONE ? 0 : esmm_wide_copy_ld(rows) * k;
+        const int64_t end_a = esmm_wide_copy_ld(c->m) * k;
+        const int64_t end_b =
+            esmm_wide_copy_b_at(c->m, c->n, k, c->op_a, c->op_b) + esmm_wide_copy_ld(c->n) * k;
+        const int64_t need = max_i64(got & ESMM_COPY_A ? end_a : 0, got & ESMM_COPY_B ? end_b : 0);
         CHECK(esmm_wide_copy_floats(c->m, c->n, k, c->op_a, c->op_b) >= need,
-              "esmm_wide_copy_floats(%lld, %lld, %lld) is short of %s's copy", (long long)c->m,
+              "esmm_wide_copy_floats(%lld, %lld, %lld) is short of %s's copies", (long long)c->m,
               (long long)c->n, (long long)k, name);
     }
+}
+
+static esmm_copied_t dense_copy_rule(int64_t m, int64_t n, int64_t k, esmm_operation_t op_a,
+                                     esmm_operation_t op_b)
+{
+    (void)k;
+    return esmm_dense_copy(m, n, op_a, op_b);
 }
 
 static void check_dense_copy_rule(void)
@@ -1126,12 +1135,12 @@ static void check_dense_copy_rule(void)
         {2200, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
         {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
     };
-    check_copy_rule("esmm_dense_copy", esmm_dense_copy, cases, COUNT_OF(cases));
+    check_copy_rule("esmm_dense_copy", dense_copy_rule, cases, COUNT_OF(cases));
 }
 
-/* The copy the extraction writes (esmm_extraction_copy): with exactly one
- * operand along k (NN: A, TT: B), from the edge of the orientation rule that
- * reads it; made (esmm_extraction_copy_made) where at least 1 in
+/* The copies the extraction writes (esmm_extraction_copy): of each operand
+ * along k, from the edge of the orientation rule that reads it, both only
+ * where they have places of their own; made (esmm_extraction_copy_made) where at least 1 in
  * ESMM_PROBE_COPY_SHARE of the other operand's sampled slices is zero; and
  * then the plan no longer charges its paths for it (esmm_plan_decide). Host
  * rules only: test_gpu_sparse runs products whose extraction copies, bit for
@@ -1144,8 +1153,13 @@ static void check_extraction_copy_rule(void)
         {37, edge - 1, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
         {edge, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
         {edge - 1, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
-        {4096, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
         {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
+        /* Both along k: both copies where the warp lists read both (their
+         * product at least 2^32 multiply-adds), in places of their own. */
+        {4096, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH},
+        {4096, 1000, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
+        {1000, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A},
+        {1800, 1800, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
     };
     check_copy_rule("esmm_extraction_copy", esmm_extraction_copy, cases, COUNT_OF(cases));
     /* The other operand's zero share decides: B's for A's copy, A's for B's. */
@@ -1160,6 +1174,9 @@ static void check_extraction_copy_rule(void)
         {slices / share - 1, slices, slices, slices, ESMM_COPY_B, ESMM_COPY_NONE},
         {slices, slices, slices, slices, ESMM_COPY_NONE, ESMM_COPY_NONE},
         {0, 0, 0, 0, ESMM_COPY_A, ESMM_COPY_NONE}, /* no probe ran */
+        {slices / share, slices / share, slices, slices, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
+        {slices / share, 0, slices, slices, ESMM_COPY_BOTH, ESMM_COPY_B},
+        {0, slices / share, slices, slices, ESMM_COPY_BOTH, ESMM_COPY_A},
     };
     for (size_t i = 0; i < COUNT_OF(probes); i++) {
         const esmm_copied_t got = esmm_extraction_copy_made(

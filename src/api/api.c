@@ -321,13 +321,12 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
     float *wide_copy = cuda && layout.wide_copy_bytes > 0
                            ? (float *)((uint8_t *)handle->workspace + layout.wide_copy)
                            : NULL;
-    /* The extraction may copy an operand it reads (not a given pattern's). */
-    esmm_copied_t extraction_copy =
-        planned && wide_copy != NULL ? esmm_extraction_copy(p->m, p->n, p->op_a, p->op_b)
-                                     : ESMM_COPY_NONE;
-    if ((extraction_copy == ESMM_COPY_A && pattern_a != NULL) ||
-        (extraction_copy == ESMM_COPY_B && pattern_b != NULL))
-        extraction_copy = ESMM_COPY_NONE;
+    /* The extraction may copy the operands it reads (not a given pattern's). */
+    const int given = (pattern_a != NULL ? ESMM_COPY_A : 0) | (pattern_b != NULL ? ESMM_COPY_B : 0);
+    const esmm_copied_t extraction_copy =
+        planned && wide_copy != NULL
+            ? (esmm_copied_t)(esmm_extraction_copy(p->m, p->n, p->k, p->op_a, p->op_b) & ~given)
+            : ESMM_COPY_NONE;
     esmm_strip_masks_t a, b;
     st = gather_masks(handle, p, pattern_a, pattern_b, &layout, planned, extraction_copy,
                       wide_copy, stats, &a, &b);

@@ -280,13 +280,14 @@ static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operat
     return esmm_wide_read(op_a == ESMM_OP_N, n);
 }
 
-/* The k-major copies: of A (read in place of A by the swapped orientation,
- * and by the dense path and the warp lists where their rules say) or of B
- * (the normal orientation's). */
+/* The k-major copies, as a set: of A (read in place of A by the swapped
+ * orientation, and by the dense path and the warp lists where their rules
+ * say) and of B (the normal orientation's). */
 typedef enum {
     ESMM_COPY_NONE = 0,
-    ESMM_COPY_A = 1, /* A (m x k, op N) copied k x m, read with op T */
-    ESMM_COPY_B = 2  /* B (n x k, op T) copied k x n, read with op N */
+    ESMM_COPY_A = 1,   /* A (m x k, op N) copied k x m, read with op T */
+    ESMM_COPY_B = 2,   /* B (n x k, op T) copied k x n, read with op N */
+    ESMM_COPY_BOTH = 3 /* both, B's at esmm_wide_copy_b_at */
 } esmm_copied_t;
 
 /* An orientation's cost as a fraction of a dense pass: its steps out of
@@ -339,10 +340,10 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
  * reads its wide operand (esmm_plan_normal_wide, esmm_plan_swapped_wide);
  * warp_lists is what the warp-list form costs besides its own work (its
  * copy), or < 0 where it is not queued (esmm_plan_warp_lists). Where it is,
- * it takes the strip-warp form's place. made (an esmm_copied_t) is the copy
- * the extraction already wrote (esmm_extraction_copy_made), which the paths
- * reading it no longer pay for: the warp lists' own copy, as the extraction
- * copies only that one. */
+ * it takes the strip-warp form's place. made (an esmm_copied_t set) holds
+ * the copies the extraction already wrote (esmm_extraction_copy_made), which
+ * the paths reading them no longer pay for; the extraction writes only
+ * copies the warp lists read. */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
                                                      int64_t n, int64_t k, int skip,
                                                      int normal_wide, int swapped_wide,
@@ -356,9 +357,9 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
     const double all_normal = strips_a * tiles_b * (double)k;
     const double all_swapped = strips_b * tiles_a * (double)k;
     const double cost_normal =
-        esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m, made == ESMM_COPY_B);
+        esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m, made & ESMM_COPY_B);
     const double cost_swapped =
-        esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n, made == ESMM_COPY_A);
+        esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n, made & ESMM_COPY_A);
     const int normal = cost_normal <= cost_swapped;
     s->orientation = normal ? ESMM_PLAN_SKIP_NORMAL : ESMM_PLAN_SKIP_SWAPPED;
     /* work counts strip pairs, each step a tile of ESMM_PLAN_TILE_STRIPS. */
@@ -366,8 +367,11 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
     const double all_steps = normal ? all_normal : all_swapped;
     const double cost = normal ? cost_normal : cost_swapped;
     if (warp_lists >= 0.0) {
-        if (made != ESMM_COPY_NONE)
-            warp_lists = 0.0;
+        if (made & ESMM_COPY_A)
+            warp_lists -= ESMM_PLAN_COPY_COST / (double)n;
+        if (made & ESMM_COPY_B)
+            warp_lists -= ESMM_PLAN_COPY_COST / (double)m;
+        warp_lists = warp_lists > 0.0 ? warp_lists : 0.0;
         const double work = (double)s->work / (strips_a * strips_b * (double)k);
         const double lists = ESMM_PLAN_LIST_PER_WORK * work + ESMM_PLAN_LIST_FIXED + warp_lists;
         if (lists < ESMM_PLAN_PAIR_PER_STEP * cost) {
@@ -426,79 +430,81 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t 
     return ESMM_COPY_NONE;
 }
 
-/* The copy the warp-list form reads: it reads both operands along m / n, so
- * one stored along k is read from its k-major copy (the one the skipping
- * orientation with it in B's place reads). */
+/* The copies the warp-list form reads (ESMM_COPY_BOTH: A's and B's): it
+ * reads both operands along m / n, so one stored along k is read from its
+ * k-major copy (the one the skipping orientation with it in B's place reads). */
 static inline ESMM_HOST_DEVICE esmm_copied_t esmm_plan_warp_lists_copy(esmm_operation_t op_a,
                                                                        esmm_operation_t op_b)
 {
-    return op_a == ESMM_OP_N ? ESMM_COPY_A : op_b == ESMM_OP_T ? ESMM_COPY_B : ESMM_COPY_NONE;
+    return (esmm_copied_t)((op_a == ESMM_OP_N ? ESMM_COPY_A : 0) |
+                           (op_b == ESMM_OP_T ? ESMM_COPY_B : 0));
 }
 
-/* The copy a planned call's extraction may write as it reads the operand,
- * so that the operand is read once instead of twice (once to extract, once
- * to copy): with one operand along k (NN: A, TT: B), where its copy is in
- * the workspace by its orientation's rule. The caller passes it only for an
- * operand it extracts (not a pattern the caller gave). */
-static inline ESMM_HOST_DEVICE esmm_copied_t esmm_extraction_copy(int64_t m, int64_t n,
-                                                                  esmm_operation_t op_a,
-                                                                  esmm_operation_t op_b)
-{
-    if (op_a == ESMM_OP_N && op_b == ESMM_OP_N)
-        return esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ? ESMM_COPY_A
-                                                                   : ESMM_COPY_NONE;
-    if (op_a == ESMM_OP_T && op_b == ESMM_OP_T)
-        return esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? ESMM_COPY_B
-                                                                  : ESMM_COPY_NONE;
-    return ESMM_COPY_NONE;
-}
-
-/* Whether the extraction writes that copy (candidate), from the probe's
- * packed totals (esmm_probe_slot_t): where at least 1 in
- * ESMM_PROBE_COPY_SHARE of the other operand's sampled slices is zero. The
- * paths that read the copy are the ones that skip by that other operand's
- * zeros (the warp lists, and the orientation with its strips leading) and,
- * past esmm_dense_copy's edge, the dense path; only skipping by the copied
- * operand's own zeros alone reads none. A wrong guess costs time (a copy
- * made for nothing, or made by the copy launch after all), never a result. */
+/* Whether the extraction writes the copies of `candidates` (an esmm_copied_t
+ * set, from esmm_extraction_copy), from the probe's packed totals
+ * (esmm_probe_slot_t): each where at least 1 in ESMM_PROBE_COPY_SHARE of the
+ * other operand's sampled slices is zero. The paths that read an operand's
+ * copy are the ones that skip by the other operand's zeros (the warp lists,
+ * and the orientation with its strips leading) and, past esmm_dense_copy's
+ * edge, the dense path; only skipping by the copied operand's own zeros
+ * alone reads none. A wrong guess costs time (a copy made for nothing, or
+ * made by the copy launch after all), never a result. */
 #define ESMM_PROBE_COPY_SHARE 4u
 
 static inline ESMM_HOST_DEVICE esmm_copied_t esmm_extraction_copy_made(uint32_t zeros,
                                                                        uint32_t slices,
-                                                                       esmm_copied_t candidate)
+                                                                       esmm_copied_t candidates)
 {
-    const int shift = candidate == ESMM_COPY_A ? 16 : 0; /* the other operand's counts */
-    const uint32_t zero = zeros >> shift & 0xffffu, sliced = slices >> shift & 0xffffu;
-    return candidate != ESMM_COPY_NONE && sliced > 0 && ESMM_PROBE_COPY_SHARE * zero >= sliced
-               ? candidate
-               : ESMM_COPY_NONE;
+    const uint32_t zero_a = zeros & 0xffffu, zero_b = zeros >> 16;
+    const uint32_t slices_a = slices & 0xffffu, slices_b = slices >> 16;
+    const int a = (candidates & ESMM_COPY_A) && slices_b > 0 &&
+                  ESMM_PROBE_COPY_SHARE * zero_b >= slices_b;
+    const int b = (candidates & ESMM_COPY_B) && slices_a > 0 &&
+                  ESMM_PROBE_COPY_SHARE * zero_a >= slices_a;
+    return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
 }
 
-/* The warp-list form's cost besides its work for a product (its copy, as a
+/* The warp-list form's cost besides its work for a product (its copies, as a
  * fraction of a dense pass), or -1 where it is not queued: it takes the
  * strip-warp form's place (esmm_plan_queues_strip_warps) where k is not split
- * and at most one operand runs along k, copied by its orientation's rule. */
+ * and each operand along k is copied by its orientation's rule. */
 static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_t k,
                                           esmm_operation_t op_a, esmm_operation_t op_b)
 {
     if (!esmm_plan_queues_strip_warps(skip, m, n, k) || esmm_k_split(m, n, k).splits > 1 ||
         k > 0x7fffffffLL - 32)
         return -1.0;
-    switch (esmm_plan_warp_lists_copy(op_a, op_b)) {
-    case ESMM_COPY_A:
-        if (op_b == ESMM_OP_T || esmm_plan_swapped_wide(n, op_a) != ESMM_WIDE_COPIED)
+    const esmm_copied_t copied = esmm_plan_warp_lists_copy(op_a, op_b);
+    double cost = 0.0;
+    if (copied & ESMM_COPY_A) {
+        if (esmm_plan_swapped_wide(n, op_a) != ESMM_WIDE_COPIED)
             return -1.0;
-        return ESMM_PLAN_COPY_COST / (double)n;
-    case ESMM_COPY_B:
-        return esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? ESMM_PLAN_COPY_COST / (double)m
-                                                                  : -1.0;
-    default: return 0.0;
+        cost += ESMM_PLAN_COPY_COST / (double)n;
     }
+    if (copied & ESMM_COPY_B) {
+        if (esmm_plan_normal_wide(m, op_b) != ESMM_WIDE_COPIED)
+            return -1.0;
+        cost += ESMM_PLAN_COPY_COST / (double)m;
+    }
+    return cost;
 }
 
-/* Floats of workspace the k-major copy needs for a product (0: no path
- * copies); one buffer serves all, as only one path runs. The dense path's
- * copy (esmm_dense_copy) is one of the two orientations' by its rule. */
+/* Where B's k-major copy starts in the workspace's copy buffer (floats):
+ * after A's where one path reads both (the warp lists with op(A) = A and
+ * op(B) = B^T), else at its start, as only one path runs and each other path
+ * reads one copy. */
+static inline int64_t esmm_wide_copy_b_at(int64_t m, int64_t n, int64_t k, esmm_operation_t op_a,
+                                          esmm_operation_t op_b)
+{
+    return esmm_plan_warp_lists_copy(op_a, op_b) == ESMM_COPY_BOTH &&
+                   esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, op_a, op_b) >= 0.0
+               ? esmm_wide_copy_ld(m) * k
+               : 0;
+}
+
+/* Floats of workspace the k-major copies need for a product (0: no path
+ * copies). The dense path's copy (esmm_dense_copy) is one of the two
+ * orientations' by its rule. */
 static inline int64_t esmm_wide_copy_floats(int64_t m, int64_t n, int64_t k,
                                             esmm_operation_t op_a, esmm_operation_t op_b)
 {
@@ -506,7 +512,25 @@ static inline int64_t esmm_wide_copy_floats(int64_t m, int64_t n, int64_t k,
         esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? esmm_wide_copy_ld(n) * k : 0;
     const int64_t swapped =
         esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ? esmm_wide_copy_ld(m) * k : 0;
+    const int64_t b_at = esmm_wide_copy_b_at(m, n, k, op_a, op_b);
+    if (b_at > 0)
+        return b_at + normal;
     return normal > swapped ? normal : swapped;
+}
+
+/* The copies a planned call's extraction may write as it reads an operand,
+ * so that the operand is read once instead of twice (once to extract, once
+ * to copy): of each operand along k whose copy is in the workspace by its
+ * orientation's rule, in a place of its own (esmm_wide_copy_b_at where both
+ * run along k). The caller drops the operand of a pattern the caller gave. */
+static inline esmm_copied_t esmm_extraction_copy(int64_t m, int64_t n, int64_t k,
+                                                 esmm_operation_t op_a, esmm_operation_t op_b)
+{
+    const int a = op_a == ESMM_OP_N && esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED;
+    const int b = op_b == ESMM_OP_T && esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED;
+    if (a && b && esmm_wide_copy_b_at(m, n, k, op_a, op_b) == 0)
+        return ESMM_COPY_NONE; /* one place for two copies: the copy launch picks */
+    return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
 }
 
 /* Clears *stats (device memory) for a product's plan and, with probe set,

@@ -201,10 +201,15 @@ extern "C" esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, ui
         extraction_of_a(p->op_a, p->a, p->lda, p->m, p->k, a_bits, a_nonfinite);
     pattern_extraction b =
         extraction_of_b(p->op_b, p->b, p->ldb, p->k, p->n, b_bits, b_nonfinite);
-    if (gate != nullptr && wide_copy != nullptr && extraction_copy != ESMM_COPY_NONE) {
-        pattern_extraction &copied = extraction_copy == ESMM_COPY_A ? a : b;
-        copied.copy = wide_copy;
-        copied.copied = (esmm_copied_t)extraction_copy;
+    if (gate != nullptr && wide_copy != nullptr) {
+        if (extraction_copy & ESMM_COPY_A) {
+            a.copy = wide_copy + copy_offset(*p, ESMM_COPY_A);
+            a.copied = ESMM_COPY_A;
+        }
+        if (extraction_copy & ESMM_COPY_B) {
+            b.copy = wide_copy + copy_offset(*p, ESMM_COPY_B);
+            b.copied = ESMM_COPY_B;
+        }
     }
     return status_from(launch_extract_patterns(a_bits != nullptr ? &a : nullptr,
                                                b_bits != nullptr ? &b : nullptr, gate,

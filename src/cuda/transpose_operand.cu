@@ -8,7 +8,8 @@
 // when that pays.
 //
 // Every path's copy is queued as one launch: the kernel reads the plan on the
-// device and copies the operand of the path that runs (or nothing). 32 x 32
+// device and copies the operands of the path that runs (the warp lists with
+// both operands along k read two copies, the other paths one) or nothing. 32 x 32
 // tiles through shared memory (a padded column so the transposed reads hit 32
 // banks): reads and writes are 128-byte rows. A grid of at most 8 blocks per
 // SM strides over the tiles, so a launch that copies nothing costs little.
@@ -30,50 +31,38 @@ constexpr int THREADS = TILE * ROWS_PER_PASS;
 constexpr int BLOCKS_PER_SM = 8;
 
 // An operand a path reads from a copy: x (rows x cols, row stride ld), to be
-// written transposed, which is copy `which` (an esmm_copied_t); x ==
+// written transposed to out, which is copy `which` (an esmm_copied_t); x ==
 // nullptr: that path reads no copy.
 struct operand_copy {
     const float *x;
     int64_t ld, rows, cols;
     int which;
+    float *out;
 };
 
-// The copy each queued path reads, behind the gate its kernel opens by: the
-// warp-list form's gate, the skipping orientations' (orientation_gate) and
-// the dense kernel's plan.
+// The copies each queued path reads, behind the gate its kernel opens by: the
+// warp-list form's gate (its one or two copies), the skipping orientations'
+// (orientation_gate) and the dense kernel's plan.
 struct copy_choice {
-    operand_copy lists, normal, swapped, dense;
+    operand_copy lists[2], normal, swapped, dense;
     warp_lists_gate lists_gate;
     skip_gate normal_gate, swapped_gate;
     const esmm_plan_stats_t *dense_gate;
-    int extraction_copy; // the copy the extraction may have made (esmm_copied_t)
+    int extraction_copy; // the copies the extraction may have made (esmm_copied_t)
 };
 
-__global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice choice, float *out)
+__host__ __device__ __forceinline__ int64_t tiles_of(const operand_copy &c)
 {
-    chain_wait();
-    chain_release();
-    // At most one of the paths runs.
-    const operand_copy none = {};
-    const operand_copy c =
-        choice.lists.x != nullptr && warp_lists_gate_open(choice.lists_gate) ? choice.lists
-        : choice.normal.x != nullptr && gate_open(choice.normal_gate)         ? choice.normal
-        : choice.swapped.x != nullptr && gate_open(choice.swapped_gate)     ? choice.swapped
-        : choice.dense.x != nullptr && dense_gate_open(choice.dense_gate) ? choice.dense
-                                                                            : none;
-    if (c.x == nullptr)
-        return;
-    if (c.which == choice.extraction_copy) {
-        const esmm_probe_slot_t probe = warp_probe_totals(choice.dense_gate);
-        if (esmm_extraction_copy_made(probe.zeros, probe.slices,
-                                      (esmm_copied_t)choice.extraction_copy) != ESMM_COPY_NONE)
-            return;
-    }
+    return c.x == nullptr ? 0 : (c.rows + TILE - 1) / TILE * ((c.cols + TILE - 1) / TILE);
+}
+
+// Copies c's tiles blockIdx.x, blockIdx.x + gridDim.x, ... through tile.
+__device__ __forceinline__ void copy_tiles(const operand_copy &c, float (*tile)[TILE + 1])
+{
     const int64_t out_ld = esmm_wide_copy_ld(c.rows);
-    __shared__ float tile[TILE][TILE + 1];
     const int tx = threadIdx.x % TILE, ty = threadIdx.x / TILE;
     const int64_t tiles_c = (c.cols + TILE - 1) / TILE;
-    const int64_t tiles = (c.rows + TILE - 1) / TILE * tiles_c;
+    const int64_t tiles = tiles_of(c);
     for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const int64_t r0 = t / tiles_c * TILE, c0 = t % tiles_c * TILE;
         // Fixed trip counts, so each thread's loads are all issued before any is used.
@@ -88,22 +77,55 @@ __global__ void __launch_bounds__(THREADS) transpose_operand_kernel(copy_choice 
         for (int j = 0; j < TILE / ROWS_PER_PASS; ++j) {
             const int i = ty + j * ROWS_PER_PASS;
             if (c0 + i < c.cols && r0 + tx < c.rows)
-                out[(c0 + i) * out_ld + r0 + tx] = tile[tx][i];
+                c.out[(c0 + i) * out_ld + r0 + tx] = tile[tx][i];
         }
         // The next tile overwrites this one.
         __syncthreads();
     }
 }
 
-// op(A) = A (m x k) and op(B) = B^T (B n x k) as copies.
-operand_copy copy_of_a(const esmm_gemm_problem_t &p)
+// Each copy runs from the kernel's parameters as they are, and the launch
+// bound keeps BLOCKS_PER_SM blocks an SM resident (a copy picked at run time
+// into registers took 48 of them, 5 blocks an SM, and made the dense NN call
+// at 4096^3 40 us slower).
+__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) transpose_operand_kernel(copy_choice choice)
 {
-    return operand_copy{p.a, p.lda, p.m, p.k, ESMM_COPY_A};
+    chain_wait();
+    chain_release();
+    int made = 0;
+    if (choice.extraction_copy != ESMM_COPY_NONE) {
+        const esmm_probe_slot_t probe = warp_probe_totals(choice.dense_gate);
+        made = esmm_extraction_copy_made(probe.zeros, probe.slices,
+                                         (esmm_copied_t)choice.extraction_copy);
+    }
+    __shared__ float tile[TILE][TILE + 1];
+    // At most one of the paths runs.
+    if (warp_lists_gate_open(choice.lists_gate)) {
+        if (!(choice.lists[0].which & made))
+            copy_tiles(choice.lists[0], tile);
+        if (!(choice.lists[1].which & made))
+            copy_tiles(choice.lists[1], tile);
+    } else if (choice.normal.x != nullptr && gate_open(choice.normal_gate)) {
+        if (!(choice.normal.which & made))
+            copy_tiles(choice.normal, tile);
+    } else if (choice.swapped.x != nullptr && gate_open(choice.swapped_gate)) {
+        if (!(choice.swapped.which & made))
+            copy_tiles(choice.swapped, tile);
+    } else if (choice.dense.x != nullptr && dense_gate_open(choice.dense_gate)) {
+        if (!(choice.dense.which & made))
+            copy_tiles(choice.dense, tile);
+    }
 }
 
-operand_copy copy_of_b(const esmm_gemm_problem_t &p)
+// op(A) = A (m x k) and op(B) = B^T (B n x k) as copies, at their places in out.
+operand_copy copy_of_a(const esmm_gemm_problem_t &p, float *out)
 {
-    return operand_copy{p.b, p.ldb, p.n, p.k, ESMM_COPY_B};
+    return operand_copy{p.a, p.lda, p.m, p.k, ESMM_COPY_A, out + copy_offset(p, ESMM_COPY_A)};
+}
+
+operand_copy copy_of_b(const esmm_gemm_problem_t &p, float *out)
+{
+    return operand_copy{p.b, p.ldb, p.n, p.k, ESMM_COPY_B, out + copy_offset(p, ESMM_COPY_B)};
 }
 
 } // namespace
@@ -120,31 +142,32 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     choice.normal_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
     choice.swapped_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
     choice.dense_gate = plan;
+    // Without the warp lists queued, their gate reads a plan that never names them.
+    choice.lists_gate = warp_lists_gate{plan, true};
     const bool lists = esmm_plan_warp_lists((int)skip, p.m, p.n, p.k, p.op_a, p.op_b) >= 0.0;
     if (lists) {
         // Beside the warp lists an orientation queues pair warps alone.
         choice.normal_gate.form = choice.swapped_gate.form = ESMM_FORM_PAIR_WARPS;
         const esmm_copied_t copied = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
         choice.lists_gate = warp_lists_gate{plan, planned};
-        if (copied != ESMM_COPY_NONE)
-            choice.lists = copied == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
+        int listed = 0;
+        if (copied & ESMM_COPY_A)
+            choice.lists[listed++] = copy_of_a(p, out);
+        if (copied & ESMM_COPY_B)
+            choice.lists[listed++] = copy_of_b(p, out);
     }
     if ((skip & ESMM_SKIP_BY_A) && esmm_plan_normal_wide(p.m, p.op_b) == ESMM_WIDE_COPIED)
-        choice.normal = copy_of_b(p);
+        choice.normal = copy_of_b(p, out);
     if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a) == ESMM_WIDE_COPIED)
-        choice.swapped = copy_of_a(p);
+        choice.swapped = copy_of_a(p, out);
     if (planned) {
         const esmm_copied_t dense = esmm_dense_copy(p.m, p.n, p.op_a, p.op_b);
         if (dense != ESMM_COPY_NONE)
-            choice.dense = dense == ESMM_COPY_A ? copy_of_a(p) : copy_of_b(p);
+            choice.dense = dense == ESMM_COPY_A ? copy_of_a(p, out) : copy_of_b(p, out);
     }
-    int64_t tiles = 0;
-    for (const operand_copy &c : {choice.lists, choice.normal, choice.swapped, choice.dense}) {
-        if (c.x == nullptr)
-            continue;
-        const int64_t t = (c.rows + TILE - 1) / TILE * ((c.cols + TILE - 1) / TILE);
-        tiles = t > tiles ? t : tiles;
-    }
+    int64_t tiles = tiles_of(choice.lists[0]) + tiles_of(choice.lists[1]);
+    for (const operand_copy &c : {choice.normal, choice.swapped, choice.dense})
+        tiles = tiles_of(c) > tiles ? tiles_of(c) : tiles;
     if (tiles == 0)
         return cudaSuccess;
     int sms = 0;
@@ -153,5 +176,5 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
         return err;
     const int64_t cap = (int64_t)sms * BLOCKS_PER_SM;
     const unsigned blocks = (unsigned)(tiles < cap ? tiles : cap);
-    return launch_chained(transpose_operand_kernel, blocks, THREADS, 0, stream, choice, out);
+    return launch_chained(transpose_operand_kernel, blocks, THREADS, 0, stream, choice);
 }

@@ -14,6 +14,13 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
                                 const esmm_plan_stats_t *plan, bool planned,
                                 esmm_copied_t extraction_copy, float *out, cudaStream_t stream);
 
+// Where copy `which` (ESMM_COPY_A or ESMM_COPY_B) of p's operands starts in
+// the workspace's copy buffer, in floats (esmm_wide_copy_b_at).
+inline int64_t copy_offset(const esmm_gemm_problem_t &p, esmm_copied_t which)
+{
+    return which == ESMM_COPY_B ? esmm_wide_copy_b_at(p.m, p.n, p.k, p.op_a, p.op_b) : 0;
+}
+
 // p reading the k-major copy `copy` in place of A (ESMM_COPY_A: A was
 // m x k with op N) or of B (ESMM_COPY_B: B was n x k with op T); the
 // same products in the same order of k, so the same bits.

@@ -112,5 +112,7 @@ cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan
     pipelined_launch launch = {gate, partials, stream};
     const esmm_copied_t copied =
         wide_copy != nullptr ? esmm_dense_copy(p.m, p.n, p.op_a, p.op_b) : ESMM_COPY_NONE;
-    return dispatch_layouts(reading_copy(p, copied, wide_copy), launch);
+    const float *copy =
+        copied != ESMM_COPY_NONE ? wide_copy + copy_offset(p, copied) : nullptr;
+    return dispatch_layouts(reading_copy(p, copied, copy), launch);
 }

@@ -134,12 +134,11 @@ struct extract_args {
     uint8_t *bits, *nonfinite;
 };
 
-// The k-major copy one of a launch's operands writes (strips of stored rows).
+// The k-major copy an operand of a launch writes (strips of stored rows).
 struct copy_args {
-    float *out;    // nullptr: none
-    int64_t ld;    // its row length (esmm_wide_copy_ld of the operand's rows)
-    bool of_first; // the launch's first operand, else its second
-    int copied;    // which copy it is (esmm_copied_t), for esmm_extraction_copy_made
+    float *out; // nullptr: none
+    int64_t ld; // its row length (esmm_wide_copy_ld of the operand's rows)
+    int copied; // which copy it is (esmm_copied_t), for esmm_extraction_copy_made
 };
 
 // The K-block bytes of a strip of stored rows from each lane's column
@@ -290,7 +289,7 @@ __device__ __forceinline__ void extract_strips_of_cols(const extract_args &a, in
 // and the operand with a copy writes it where the probe's counts say so.
 __global__ __launch_bounds__(THREADS, MIN_BLOCKS_PER_SM) void extract_pattern_kernel(
     const extract_args first, const extract_args second, unsigned first_blocks,
-    const esmm_plan_stats_t *gate, const copy_args copy)
+    const esmm_plan_stats_t *gate, const copy_args first_copy, const copy_args second_copy)
 {
     __shared__ float parts[WARPS_PER_BLOCK][PART][PART + 1];
     chain_wait();
@@ -313,7 +312,8 @@ __global__ __launch_bounds__(THREADS, MIN_BLOCKS_PER_SM) void extract_pattern_ke
     const int64_t col = tile_col * TILE_COLS + lane * LANE_COLS;
     const int tile_rows = (int)min(a.rows - row0, (int64_t)TILE_ROWS);
     const float *tile_start = a.x + row0 * a.ld;
-    const bool copying = copy.out != nullptr && copy.of_first == in_first &&
+    const copy_args copy = in_first ? first_copy : second_copy;
+    const bool copying = copy.out != nullptr &&
                          esmm_extraction_copy_made(probe.zeros, probe.slices,
                                                    (esmm_copied_t)copy.copied) != ESMM_COPY_NONE;
     if (copying)
@@ -361,7 +361,7 @@ cudaError_t launch_extract_patterns(const pattern_extraction *first,
 {
     extract_args args[2] = {};
     int64_t blocks[2] = {0, 0};
-    copy_args copy = {};
+    copy_args copy[2] = {};
     const pattern_extraction *each[2] = {first, second};
     for (int i = 0; i < 2; ++i) {
         if (each[i] == nullptr)
@@ -370,13 +370,13 @@ cudaError_t launch_extract_patterns(const pattern_extraction *first,
         if (err != cudaSuccess)
             return err;
         if (each[i]->copy != nullptr && blocks[i] > 0)
-            copy = copy_args{each[i]->copy, esmm_wide_copy_ld(each[i]->rows), i == 0,
-                             (int)each[i]->copied};
+            copy[i] = copy_args{each[i]->copy, esmm_wide_copy_ld(each[i]->rows),
+                                (int)each[i]->copied};
     }
     if (blocks[0] + blocks[1] == 0)
         return cudaSuccess;
     if (blocks[0] + blocks[1] > INT_MAX)
         return cudaErrorInvalidConfiguration;
     return launch_chained(extract_pattern_kernel, (unsigned)(blocks[0] + blocks[1]), THREADS, 0,
-                          stream, args[0], args[1], (unsigned)blocks[0], gate, copy);
+                          stream, args[0], args[1], (unsigned)blocks[0], gate, copy[0], copy[1]);
 }

@@ -393,8 +393,8 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     if (p.k > 0x7fffffffLL - 8)
         return cudaErrorInvalidValue; // the list holds k as int
     // Skipping by one operand puts it in A's place; skipping by both queues
-    // both orientations and the plan on the device lets one run (so one
-    // wide_copy serves both).
+    // both orientations and the plan on the device lets one run (each reads
+    // its wide operand's copy at that copy's place in wide_copy).
     // Skipping by one operand, every warp needs every listed k: pair warps.
     // Skipping by both, large products queue a second form, the warp lists
     // (one launch for both orientations) where they read the operands the
@@ -405,7 +405,8 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     if (skip & ESMM_SKIP_BY_A) {
         const skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
         err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_b), masks, (int)skip,
-                                 gate, lists || strip_form, strip_form, partials, wide_copy,
+                                 gate, lists || strip_form, strip_form, partials,
+                                 wide_copy ? wide_copy + copy_offset(p, ESMM_COPY_B) : nullptr,
                                  stream);
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
@@ -415,7 +416,8 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
         err = launch_orientation(transposed_problem(p), true, esmm_plan_swapped_wide(p.n, p.op_a),
                                  swapped, by, gate, lists || strip_form, strip_form, partials,
-                                 wide_copy, stream);
+                                 wide_copy ? wide_copy + copy_offset(p, ESMM_COPY_A) : nullptr,
+                                 stream);
     }
     if (err == cudaSuccess && lists)
         err = launch_warp_list_gemm(p, masks, warp_lists_gate{plan, planned}, wide_copy, stream);

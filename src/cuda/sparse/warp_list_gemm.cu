@@ -5,8 +5,8 @@
 // products follow its own list, with no barrier shared with other warps, so
 // no warp loads or waits for k that another warp's pair needs: where both
 // operands are sparse, work and loads shrink with the pair's own density.
-// Both operands are read along m / n (op(A) = A^T, op(B) = B), one of them
-// from the k-major copy when stored along k (launch_copy_operand). Each C
+// Both operands are read along m / n (op(A) = A^T, op(B) = B), each stored
+// along k from its k-major copy (launch_copy_operand). Each C
 // element sums its listed products in increasing k with fmaf, as the dense
 // kernel does, so results equal the dense path's bit for bit.
 #include <cuda_runtime.h>
@@ -251,7 +251,11 @@ cudaError_t launch_warp_list_gemm(const esmm_gemm_problem_t &p, const esmm_masks
     const esmm_copied_t copied = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
     if (copied != ESMM_COPY_NONE && wide_copy == nullptr)
         return cudaErrorInvalidValue;
-    const esmm_gemm_problem_t q = reading_copy(p, copied, wide_copy);
+    esmm_gemm_problem_t q = p;
+    if (copied & ESMM_COPY_A)
+        q = reading_copy(q, ESMM_COPY_A, wide_copy + copy_offset(p, ESMM_COPY_A));
+    if (copied & ESMM_COPY_B)
+        q = reading_copy(q, ESMM_COPY_B, wide_copy + copy_offset(p, ESMM_COPY_B));
     if (q.op_a != ESMM_OP_T || q.op_b != ESMM_OP_N || q.k > 0x7fffffffLL - 32)
         return cudaErrorInvalidValue; // the list holds k as int
     const bool a_vec = q.lda % 4 == 0 && (uintptr_t)q.a % 16 == 0;
