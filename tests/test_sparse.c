@@ -1140,9 +1140,10 @@ static void check_dense_copy_rule(void)
 
 /* The copies the extraction writes (esmm_extraction_copy): of each operand
  * along k, from the edge of the orientation rule that reads it, both only
- * where they have places of their own; made (esmm_extraction_copy_made) where at least 1 in
- * ESMM_PROBE_COPY_SHARE of the other operand's sampled slices is zero; and
- * then the plan no longer charges its paths for it (esmm_plan_decide). Host
+ * where they have places of their own; made (esmm_extraction_copy_made)
+ * where at least 1 in ESMM_PROBE_COPY_SHARE of the other operand's sampled
+ * slices is zero; and then the plan no longer charges its paths for it
+ * (esmm_plan_decide). Host
  * rules only: test_gpu_sparse runs products whose extraction copies, bit for
  * bit against the dense kernel. */
 static void check_extraction_copy_rule(void)

@@ -88,7 +88,8 @@ __device__ __forceinline__ void copy_tiles(const operand_copy &c, float (*tile)[
 // bound keeps BLOCKS_PER_SM blocks an SM resident (a copy picked at run time
 // into registers took 48 of them, 5 blocks an SM, and made the dense NN call
 // at 4096^3 40 us slower).
-__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) transpose_operand_kernel(copy_choice choice)
+__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
+    transpose_operand_kernel(copy_choice choice)
 {
     chain_wait();
     chain_release();
