@@ -107,9 +107,10 @@ struct esmm_plan_stats; /* esmm_plan_stats_t, below */
  * an operand whose bits are NULL is not read (its pattern was given). With
  * gate (device memory, filled by esmm_cuda_probe) the launch does nothing
  * when the probe sends the product to the dense path. extraction_copy (an
- * esmm_copied_t from esmm_extraction_copy, of an operand read here; with
- * gate only) names the k-major copy the launch also writes into wide_copy
- * where the probe's counts say so (esmm_extraction_copy_made). */
+ * esmm_copied_t set from esmm_extraction_copy, of operands read here; with
+ * gate only) names the k-major copies the launch also writes, each at its
+ * place in wide_copy (esmm_wide_copy_b_at), where the probe's counts say so
+ * (esmm_extraction_copy_made). */
 esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
                                      uint8_t *a_nonfinite, uint8_t *b_bits,
                                      uint8_t *b_nonfinite, const struct esmm_plan_stats *gate,
@@ -543,7 +544,7 @@ esmm_status_t esmm_cuda_probe(const esmm_gemm_problem_t *p, const esmm_masks_t *
 
 /* Fills *stats (device memory, cleared by esmm_cuda_probe) from the masks,
  * decision included (op_a and op_b give the copy layouts the decision
- * weighs, extraction_copy the copy the extraction was given to write);
+ * weighs, extraction_copy the copies the extraction was given to write);
  * does nothing, leaving the decision dense, when the probe sent the product
  * there. */
 esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, int64_t k,
@@ -557,19 +558,20 @@ esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, in
  * dense kernel only if it does not, so both are queued without the host
  * reading the plan. A product that splits k writes its sums to partials;
  * esmm_cuda_finish_splits then completes C. wide_copy (esmm_wide_copy_floats
- * floats, or NULL) holds the k-major copy that esmm_cuda_copy_operand made,
- * which each path reads where its rule copies (esmm_plan_normal_wide,
- * esmm_plan_swapped_wide, esmm_dense_copy). */
+ * floats, or NULL) holds the k-major copies that the extraction or
+ * esmm_cuda_copy_operand made, which each path reads where its rule copies
+ * (esmm_plan_normal_wide, esmm_plan_swapped_wide, esmm_dense_copy,
+ * esmm_plan_warp_lists_copy), each at its place (esmm_wide_copy_b_at). */
 esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p, const esmm_masks_t *masks,
                                  esmm_skip_by_t skip, const esmm_plan_stats_t *plan,
                                  int planned, float *partials, float *wide_copy, void *stream);
 esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
                                         const esmm_plan_stats_t *gate, float *partials,
                                         float *wide_copy, void *stream);
-/* Queued before both: makes in wide_copy the k-major copy that the path which
- * runs reads (chosen on the device, as the kernels' gates choose: the plan's
- * decision when planned, else its orientation, or the one orientation that
- * skipping by A or B alone runs), unless the extraction made it
+/* Queued before both: makes in wide_copy the k-major copies that the path
+ * which runs reads (chosen on the device, as the kernels' gates choose: the
+ * plan's decision when planned, else its orientation, or the one orientation
+ * that skipping by A or B alone runs), but not those the extraction made
  * (extraction_copy, as given to esmm_cuda_extract_both). One launch; none
  * when no path copies or wide_copy is NULL. */
 esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p, esmm_skip_by_t skip,
