@@ -343,8 +343,8 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
  * copy), or < 0 where it is not queued (esmm_plan_warp_lists). Where it is,
  * it takes the strip-warp form's place. made (an esmm_copied_t set) holds
  * the copies the extraction already wrote (esmm_extraction_copy_made), which
- * the paths reading them no longer pay for; the extraction writes only
- * copies the warp lists read. */
+ * the paths reading them no longer pay for; where the warp lists are queued,
+ * those are copies they read, so their copy cost falls by the same terms. */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
                                                      int64_t n, int64_t k, int skip,
                                                      int normal_wide, int swapped_wide,

@@ -100,8 +100,9 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
                                          (esmm_copied_t)choice.extraction_copy);
     }
     __shared__ float tile[TILE][TILE + 1];
-    // At most one of the paths runs.
-    if (warp_lists_gate_open(choice.lists_gate)) {
+    // At most one of the paths runs. Warp lists that read no copy leave the
+    // others' gates closed, as they name the plan's form.
+    if (choice.lists[0].x != nullptr && warp_lists_gate_open(choice.lists_gate)) {
         if (!(choice.lists[0].which & made))
             copy_tiles(choice.lists[0], tile);
         if (!(choice.lists[1].which & made))
@@ -143,8 +144,6 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     choice.normal_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
     choice.swapped_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
     choice.dense_gate = plan;
-    // Without the warp lists queued, their gate reads a plan that never names them.
-    choice.lists_gate = warp_lists_gate{plan, true};
     const bool lists = esmm_plan_warp_lists((int)skip, p.m, p.n, p.k, p.op_a, p.op_b) >= 0.0;
     if (lists) {
         // Beside the warp lists an orientation queues pair warps alone.
