@@ -273,7 +273,7 @@ static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_extract_both(p, pattern_a ? NULL : a->bits, a->nonfinite,
                                         pattern_b ? NULL : b->bits, b->nonfinite,
-                                        probe ? stats : NULL, (int)extraction_copy, wide_copy,
+                                        probe ? stats : NULL, extraction_copy, wide_copy,
                                         handle->stream);
     } else if (st == ESMM_STATUS_SUCCESS) {
         *stats = (esmm_plan_stats_t){0};

@@ -103,6 +103,16 @@ esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b, int64_t l
 
 struct esmm_plan_stats; /* esmm_plan_stats_t, below */
 
+/* The k-major copies, as a set: of A (read in place of A by the swapped
+ * orientation, and by the dense path and the warp lists where their rules
+ * say) and of B (the normal orientation's). */
+typedef enum {
+    ESMM_COPY_NONE = 0,
+    ESMM_COPY_A = 1,   /* A (m x k, op N) copied k x m, read with op T */
+    ESMM_COPY_B = 2,   /* B (n x k, op T) copied k x n, read with op N */
+    ESMM_COPY_BOTH = 3 /* both, B's at esmm_wide_copy_b_at */
+} esmm_copied_t;
+
 /* Both operands of a product in one launch (the two above, sharing the GPU);
  * an operand whose bits are NULL is not read (its pattern was given). With
  * gate (device memory, filled by esmm_cuda_probe) the launch does nothing
@@ -114,7 +124,8 @@ struct esmm_plan_stats; /* esmm_plan_stats_t, below */
 esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
                                      uint8_t *a_nonfinite, uint8_t *b_bits,
                                      uint8_t *b_nonfinite, const struct esmm_plan_stats *gate,
-                                     int extraction_copy, float *wide_copy, void *stream);
+                                     esmm_copied_t extraction_copy, float *wide_copy,
+                                     void *stream);
 
 /* The masks of both operands of one product (device pointers; layout of
  * patterns/pattern_layout.h; strips_a = ceil(m/32), strips_b = ceil(n/32)). */
@@ -280,16 +291,6 @@ static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operat
 {
     return esmm_wide_read(op_a == ESMM_OP_N, n);
 }
-
-/* The k-major copies, as a set: of A (read in place of A by the swapped
- * orientation, and by the dense path and the warp lists where their rules
- * say) and of B (the normal orientation's). */
-typedef enum {
-    ESMM_COPY_NONE = 0,
-    ESMM_COPY_A = 1,   /* A (m x k, op N) copied k x m, read with op T */
-    ESMM_COPY_B = 2,   /* B (n x k, op T) copied k x n, read with op N */
-    ESMM_COPY_BOTH = 3 /* both, B's at esmm_wide_copy_b_at */
-} esmm_copied_t;
 
 /* An orientation's cost as a fraction of a dense pass: its steps out of
  * `all`, weighted by how its wide operand is read (wide, esmm_wide_read_t),

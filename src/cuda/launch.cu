@@ -194,8 +194,8 @@ extern "C" esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, ui
                                                 uint8_t *a_nonfinite, uint8_t *b_bits,
                                                 uint8_t *b_nonfinite,
                                                 const esmm_plan_stats_t *gate,
-                                                int extraction_copy, float *wide_copy,
-                                                void *stream)
+                                                esmm_copied_t extraction_copy,
+                                                float *wide_copy, void *stream)
 {
     pattern_extraction a =
         extraction_of_a(p->op_a, p->a, p->lda, p->m, p->k, a_bits, a_nonfinite);
