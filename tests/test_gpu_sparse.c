@@ -613,6 +613,59 @@ static void run_copy_cases(esmm_handle_t h)
     }
 }
 
+/* esmm_sgemm on problems whose plans differ, queued back to back on one
+ * stream with no wait between calls, in both orders: a closed kernel may
+ * read its plan before the kernel ahead of it has finished (plan_gate.cuh),
+ * and each call must still run its own path alone. Every C equals the dense
+ * path's bits (poison where no kernel wrote, as beta is 0). The first shape's
+ * closed launches are few enough to read the plan before waiting; the
+ * second's are not, except the dense kernel's. */
+static void run_back_to_back(esmm_handle_t h)
+{
+    static const density_t mix[] = {{1.0, 1.0},  {0.125, 0.125}, {0.5, 0.5}, {0.125, 1.0},
+                                    {1.0, 0.125}, {1.0, 1.0},     {0.25, 0.25}};
+    static const size_t mix_shapes[] = {0, 6};
+    const path_t dense = {"pipelined", NULL, NULL, "pipelined"};
+    const path_t planned = {NULL, NULL, NULL, "esmm_sgemm"};
+    for (size_t si = 0; si < COUNT_OF(mix_shapes); si++) {
+        const double start = now_seconds();
+        problem_t p[COUNT_OF(mix)];
+        for (size_t i = 0; i < COUNT_OF(mix); i++) {
+            /* Variant 0: NN, alpha 1, beta 0. */
+            p[i] = problem_make(&shapes[mix_shapes[si]], &mix[i], 0, 0xB2Bu + 0x10u * si + i);
+            const esmm_status_t st = run_path(h, &p[i], &dense, NULL, p[i].dense);
+            CHECK(st == ESMM_STATUS_SUCCESS, "%s pipelined: returned \"%s\"", p[i].label,
+                  esmm_status_string(st));
+        }
+        for (int reversed = 0; reversed < 2; reversed++) {
+            for (size_t i = 0; i < COUNT_OF(mix); i++)
+                cuda_must(cudaMemcpy(p[i].c_dev, p[i].c_init, (size_t)p[i].c_len * sizeof(float),
+                                     cudaMemcpyHostToDevice),
+                          "cudaMemcpy C");
+            cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize before the queue");
+            for (size_t j = 0; j < COUNT_OF(mix); j++) {
+                const size_t i = reversed ? COUNT_OF(mix) - 1 - j : j;
+                const esmm_status_t st = call_path(h, &p[i], &planned);
+                CHECK(st == ESMM_STATUS_SUCCESS, "%s queued: returned \"%s\"", p[i].label,
+                      esmm_status_string(st));
+            }
+            cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the queue");
+            for (size_t i = 0; i < COUNT_OF(mix); i++) {
+                cuda_must(cudaMemcpy(p[i].got, p[i].c_dev, (size_t)p[i].c_len * sizeof(float),
+                                     cudaMemcpyDeviceToHost),
+                          "cudaMemcpy C back");
+                verify_same_bits(&p[i], reversed ? "queued back to back, reversed"
+                                                 : "queued back to back");
+            }
+        }
+        printf("%lldx%lldx%lld: %zu plans queued back to back  %.2f s\n",
+               (long long)shapes[mix_shapes[si]].m, (long long)shapes[mix_shapes[si]].n,
+               (long long)shapes[mix_shapes[si]].k, COUNT_OF(mix), now_seconds() - start);
+        for (size_t i = 0; i < COUNT_OF(mix); i++)
+            problem_free(&p[i]);
+    }
+}
+
 int main(void)
 {
     if (!cuda_device_present("GPU zero-skipping tests"))
@@ -633,6 +686,7 @@ int main(void)
         for (size_t di = 0; di < COUNT_OF(densities); di++)
             run_case(h, si, di);
     run_copy_cases(h);
+    run_back_to_back(h);
     /* Every form of the skipping kernel ran (as esmm_get_last_info reports),
      * each checked bit for bit above. */
     CHECK(forms_run[0] > 0 && forms_run[1] > 0 && forms_run[2] > 0,

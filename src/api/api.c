@@ -345,13 +345,15 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         if (st != ESMM_STATUS_SUCCESS)
             return st;
         /* Planned, both kernels are queued; the plan on the device lets one run. */
+        int settled = 0;
         st = esmm_cuda_copy_operand(p, skip, stats, planned, extraction_copy, wide_copy,
-                                    handle->stream);
+                                    &settled, handle->stream);
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_run_skip(p, &masks, skip, stats, planned, partials, wide_copy,
-                                    handle->stream);
+                                    &settled, handle->stream);
         if (st == ESMM_STATUS_SUCCESS && planned)
-            st = esmm_cuda_run_dense_gated(p, stats, partials, wide_copy, handle->stream);
+            st = esmm_cuda_run_dense_gated(p, stats, settled, partials, wide_copy,
+                                           handle->stream);
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_finish_splits(p, partials, handle->stream);
         return st;

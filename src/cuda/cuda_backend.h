@@ -562,23 +562,28 @@ esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, in
  * floats, or NULL) holds the k-major copies that the extraction or
  * esmm_cuda_copy_operand made, which each path reads where its rule copies
  * (esmm_plan_normal_wide, esmm_plan_swapped_wide, esmm_dense_copy,
- * esmm_plan_warp_lists_copy), each at its place (esmm_wide_copy_b_at). */
+ * esmm_plan_warp_lists_copy), each at its place (esmm_wide_copy_b_at).
+ *
+ * *settled (0 after esmm_cuda_plan) says whether a kernel queued since the
+ * plan waited for it, so that a launch the plan closes may end without
+ * waiting for the kernel ahead; the launches that queue a kernel set it. */
 esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p, const esmm_masks_t *masks,
                                  esmm_skip_by_t skip, const esmm_plan_stats_t *plan,
-                                 int planned, float *partials, float *wide_copy, void *stream);
+                                 int planned, float *partials, float *wide_copy, int *settled,
+                                 void *stream);
 esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
-                                        const esmm_plan_stats_t *gate, float *partials,
-                                        float *wide_copy, void *stream);
+                                        const esmm_plan_stats_t *gate, int settled,
+                                        float *partials, float *wide_copy, void *stream);
 /* Queued before both: makes in wide_copy the k-major copies that the path
  * which runs reads (chosen on the device, as the kernels' gates choose: the
  * plan's decision when planned, else its orientation, or the one orientation
  * that skipping by A or B alone runs), but not those the extraction made
  * (extraction_copy, as given to esmm_cuda_extract_both). One launch; none
- * when no path copies or wide_copy is NULL. */
+ * when no path copies or wide_copy is NULL (*settled as above). */
 esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p, esmm_skip_by_t skip,
                                      const esmm_plan_stats_t *plan, int planned,
                                      esmm_copied_t extraction_copy, float *wide_copy,
-                                     void *stream);
+                                     int *settled, void *stream);
 
 /* Device memory and events for the API layer (cudaEvent_t as void *). */
 esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes);

@@ -37,7 +37,7 @@ cudaError_t run_unsplit(const esmm_gemm_problem_t &p, float *, cudaStream_t stre
 
 cudaError_t run_pipelined(const esmm_gemm_problem_t &p, float *partials, cudaStream_t stream)
 {
-    cudaError_t err = launch_pipelined_gated(p, nullptr, partials, nullptr, stream);
+    cudaError_t err = launch_pipelined_gated(p, nullptr, false, partials, nullptr, stream);
     return err == cudaSuccess ? launch_finish_splits(p, partials, stream) : err;
 }
 
@@ -249,18 +249,22 @@ extern "C" esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, in
 extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,
                                             const esmm_masks_t *masks, esmm_skip_by_t skip,
                                             const esmm_plan_stats_t *plan, int planned,
-                                            float *partials, float *wide_copy, void *stream)
+                                            float *partials, float *wide_copy, int *settled,
+                                            void *stream)
 {
-    return status_from(launch_skip_gemm(*p, *masks, skip, plan, planned != 0, partials,
-                                        wide_copy, static_cast<cudaStream_t>(stream)));
+    bool now = *settled != 0;
+    const cudaError_t err = launch_skip_gemm(*p, *masks, skip, plan, planned != 0, partials,
+                                             wide_copy, now, static_cast<cudaStream_t>(stream));
+    *settled = now;
+    return status_from(err);
 }
 
 extern "C" esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
-                                                   const esmm_plan_stats_t *gate,
+                                                   const esmm_plan_stats_t *gate, int settled,
                                                    float *partials, float *wide_copy,
                                                    void *stream)
 {
-    return status_from(launch_pipelined_gated(*p, gate, partials, wide_copy,
+    return status_from(launch_pipelined_gated(*p, gate, settled != 0, partials, wide_copy,
                                               static_cast<cudaStream_t>(stream)));
 }
 
@@ -268,10 +272,13 @@ extern "C" esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p,
                                                 esmm_skip_by_t skip,
                                                 const esmm_plan_stats_t *plan, int planned,
                                                 esmm_copied_t extraction_copy,
-                                                float *wide_copy, void *stream)
+                                                float *wide_copy, int *settled, void *stream)
 {
-    return status_from(launch_copy_operand(*p, skip, plan, planned != 0, extraction_copy,
-                                           wide_copy, static_cast<cudaStream_t>(stream)));
+    bool now = *settled != 0;
+    const cudaError_t err = launch_copy_operand(*p, skip, plan, planned != 0, extraction_copy,
+                                                wide_copy, now, static_cast<cudaStream_t>(stream));
+    *settled = now;
+    return status_from(err);
 }
 
 extern "C" esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes)

@@ -47,7 +47,7 @@ struct copy_choice {
     operand_copy lists[2], normal, swapped, dense;
     warp_lists_gate lists_gate;
     skip_gate normal_gate, swapped_gate;
-    const esmm_plan_stats_t *dense_gate;
+    dense_gate plan_gate; // the dense kernel's, whose plan holds the probe's counts
     int extraction_copy; // the copies the extraction may have made (esmm_copied_t)
 };
 
@@ -95,14 +95,14 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     chain_release();
     int made = 0;
     if (choice.extraction_copy != ESMM_COPY_NONE) {
-        const esmm_probe_slot_t probe = warp_probe_totals(choice.dense_gate);
+        const esmm_probe_slot_t probe = warp_probe_totals(choice.plan_gate.plan);
         made = esmm_extraction_copy_made(probe.zeros, probe.slices,
                                          (esmm_copied_t)choice.extraction_copy);
     }
     __shared__ float tile[TILE][TILE + 1];
     // At most one of the paths runs. Warp lists that read no copy leave the
     // others' gates closed, as they name the plan's form.
-    if (choice.lists[0].x != nullptr && warp_lists_gate_open(choice.lists_gate)) {
+    if (choice.lists[0].x != nullptr && gate_open(choice.lists_gate)) {
         if (!(choice.lists[0].which & made))
             copy_tiles(choice.lists[0], tile);
         if (!(choice.lists[1].which & made))
@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     } else if (choice.swapped.x != nullptr && gate_open(choice.swapped_gate)) {
         if (!(choice.swapped.which & made))
             copy_tiles(choice.swapped, tile);
-    } else if (choice.dense.x != nullptr && dense_gate_open(choice.dense_gate)) {
+    } else if (choice.dense.x != nullptr && gate_open(choice.plan_gate)) {
         if (!(choice.dense.which & made))
             copy_tiles(choice.dense, tile);
     }
@@ -134,7 +134,8 @@ operand_copy copy_of_b(const esmm_gemm_problem_t &p, float *out)
 
 cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t skip,
                                 const esmm_plan_stats_t *plan, bool planned,
-                                esmm_copied_t extraction_copy, float *out, cudaStream_t stream)
+                                esmm_copied_t extraction_copy, float *out, bool &settled,
+                                cudaStream_t stream)
 {
     if (out == nullptr)
         return cudaSuccess;
@@ -143,13 +144,13 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
     choice.extraction_copy = planned ? extraction_copy : ESMM_COPY_NONE;
     choice.normal_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
     choice.swapped_gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
-    choice.dense_gate = plan;
+    choice.plan_gate = dense_gate{plan, false};
     const bool lists = esmm_plan_warp_lists((int)skip, p.m, p.n, p.k, p.op_a, p.op_b) >= 0.0;
     if (lists) {
         // Beside the warp lists an orientation queues pair warps alone.
         choice.normal_gate.form = choice.swapped_gate.form = ESMM_FORM_PAIR_WARPS;
         const esmm_copied_t copied = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
-        choice.lists_gate = warp_lists_gate{plan, planned};
+        choice.lists_gate = warp_lists_gate{plan, planned, false};
         int listed = 0;
         if (copied & ESMM_COPY_A)
             choice.lists[listed++] = copy_of_a(p, out);
@@ -176,5 +177,8 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
         return err;
     const int64_t cap = (int64_t)sms * BLOCKS_PER_SM;
     const unsigned blocks = (unsigned)(tiles < cap ? tiles : cap);
-    return launch_chained(transpose_operand_kernel, blocks, THREADS, 0, stream, choice);
+    const cudaError_t launched =
+        launch_chained(transpose_operand_kernel, blocks, THREADS, 0, stream, choice);
+    settled = settled || launched == cudaSuccess;
+    return launched;
 }

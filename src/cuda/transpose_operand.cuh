@@ -9,10 +9,12 @@ extern "C" {
 
 // esmm_cuda_copy_operand: writes into out the k-major copy that the path the
 // plan lets run reads, unless the extraction made it, one launch (see
-// transpose_operand.cu).
+// transpose_operand.cu). The kernel waits for the plan: settled is true on
+// return once it was launched (plan_gate.cuh).
 cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t skip,
                                 const esmm_plan_stats_t *plan, bool planned,
-                                esmm_copied_t extraction_copy, float *out, cudaStream_t stream);
+                                esmm_copied_t extraction_copy, float *out, bool &settled,
+                                cudaStream_t stream);
 
 // Where copy `which` (ESMM_COPY_A or ESMM_COPY_B) of p's operands starts in
 // the workspace's copy buffer, in floats (esmm_wide_copy_b_at).

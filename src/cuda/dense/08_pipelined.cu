@@ -19,13 +19,11 @@ namespace {
 
 template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C, bool SPLIT>
 __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
-    pipelined_kernel(esmm_gemm_problem_t whole, k_layers layers, const esmm_plan_stats_t *gate)
+    pipelined_kernel(esmm_gemm_problem_t whole, k_layers layers, dense_gate gate)
 {
-    chain_wait();
-    chain_release();
     // Queued beside the zero-skipping kernel: the plan on the device decides
     // which of the two runs.
-    if (!dense_gate_open(gate))
+    if (!enter_gated(gate))
         return;
     const esmm_gemm_problem_t p = layer_problem<SPLIT, TRANSPOSED_C>(whole, layers);
     extern __shared__ __align__(16) float smem[];
@@ -88,7 +86,7 @@ using config = pipelined_config<32, 3>;
 
 // Launches the kernel for the layouts dispatch_layouts picks.
 struct pipelined_launch {
-    const esmm_plan_stats_t *gate;
+    dense_gate gate;
     float *partials;
     cudaStream_t stream;
 
@@ -107,9 +105,10 @@ struct pipelined_launch {
 } // namespace
 
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
-                                   float *partials, const float *wide_copy, cudaStream_t stream)
+                                   bool settled, float *partials, const float *wide_copy,
+                                   cudaStream_t stream)
 {
-    pipelined_launch launch = {gate, partials, stream};
+    pipelined_launch launch = {dense_gate{gate, settled}, partials, stream};
     const esmm_copied_t copied =
         wide_copy != nullptr ? esmm_dense_copy(p.m, p.n, p.op_a, p.op_b) : ESMM_COPY_NONE;
     const float *copy =

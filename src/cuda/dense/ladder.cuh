@@ -25,11 +25,12 @@ cudaError_t launch_warptile(const esmm_gemm_problem_t &p, cudaStream_t stream);
 // esmm_k_split says so, into partials (esmm_split_bytes of device memory;
 // launch_finish_splits completes C). Queued beside the zero-skipping kernel
 // it runs only when the plan in *gate (device memory) does not select
-// skipping; gate == NULL always runs. With wide_copy (else nullptr), it reads
-// the operand esmm_dense_copy names from that k-major copy
-// (launch_copy_operand made it).
+// skipping; gate == NULL always runs (settled: plan_gate.cuh). With wide_copy
+// (else nullptr), it reads the operand esmm_dense_copy names from that
+// k-major copy (launch_copy_operand made it).
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
-                                   float *partials, const float *wide_copy, cudaStream_t stream);
+                                   bool settled, float *partials, const float *wide_copy,
+                                   cudaStream_t stream);
 
 // C = alpha * (partial sums added in order of k) + beta * C after a split
 // product; nothing when p does not split.

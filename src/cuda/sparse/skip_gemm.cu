@@ -267,9 +267,7 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
     skip_kernel(esmm_gemm_problem_t whole, k_layers layers, esmm_masks_t all_masks, int skip,
                 skip_gate gate)
 {
-    chain_wait();
-    chain_release();
-    if (!gate_open(gate))
+    if (!enter_gated(gate))
         return;
     const esmm_gemm_problem_t p = layer_problem<SPLIT, TRANSPOSED_C>(whole, layers);
     // The layer's masks: the whole product's rows (stride), from its first k-block.
@@ -353,8 +351,11 @@ template <class cfg> struct skip_launch {
         auto kernel = layers.count > 1
                           ? skip_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
                           : skip_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, false>;
+        skip_gate launched = gate;
+        launched.settled = settled_launch(
+            gate.settled, pipelined_tile_count<cfg>(p.m, p.n) * layers.count, cfg::CTAS_PER_SM);
         return launch_cfg_tiles<cfg>(kernel, p, layers.count, stream, p, layers, masks, skip,
-                                      gate);
+                                      launched);
     }
 };
 
@@ -364,7 +365,8 @@ template <class cfg> struct skip_launch {
 // (op(B) = B^T) runs along k and the plan's rule copies it (wide), the kernel
 // reads its k-major copy (launch_copy_operand made it). The pair-warp form is
 // queued, behind the plan's choice of form when the plan picks among several
-// (form_picked), and with strip_form the strip-warp form beside it.
+// (form_picked), and with strip_form the strip-warp form beside it. Each
+// launch after the first is settled (plan_gate.cuh).
 static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, int wide,
                                       const esmm_masks_t &masks, int skip, skip_gate gate,
                                       bool form_picked, bool strip_form, float *partials,
@@ -381,6 +383,7 @@ static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, 
         return err;
     skip_gate strip_gate = gate;
     strip_gate.form = ESMM_FORM_STRIP_WARPS;
+    strip_gate.settled = true;
     skip_launch<strip_warps> strip = {masks, skip, strip_gate, partials, stream};
     return transposed_c ? dispatch_operand_layouts<true>(q, strip)
                         : dispatch_operand_layouts<false>(q, strip);
@@ -388,7 +391,8 @@ static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, 
 
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
                              esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
-                             float *partials, float *wide_copy, cudaStream_t stream)
+                             float *partials, float *wide_copy, bool &settled,
+                             cudaStream_t stream)
 {
     if (p.k > 0x7fffffffLL - 8)
         return cudaErrorInvalidValue; // the list holds k as int
@@ -403,14 +407,17 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     const bool strip_form = !lists && esmm_plan_queues_strip_warps(skip, p.m, p.n, p.k);
     cudaError_t err = cudaSuccess;
     if (skip & ESMM_SKIP_BY_A) {
-        const skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
+        skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
+        gate.settled = settled;
         err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_b), masks, (int)skip,
                                  gate, lists || strip_form, strip_form, partials,
                                  wide_copy ? wide_copy + copy_offset(p, ESMM_COPY_B) : nullptr,
                                  stream);
+        settled = settled || err == cudaSuccess;
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_B)) {
-        const skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
+        skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_SWAPPED);
+        gate.settled = settled;
         const esmm_masks_t swapped = {masks.b_bits, masks.b_nonfinite, masks.a_bits,
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
@@ -418,8 +425,12 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
                                  swapped, by, gate, lists || strip_form, strip_form, partials,
                                  wide_copy ? wide_copy + copy_offset(p, ESMM_COPY_A) : nullptr,
                                  stream);
+        settled = settled || err == cudaSuccess;
     }
-    if (err == cudaSuccess && lists)
-        err = launch_warp_list_gemm(p, masks, warp_lists_gate{plan, planned}, wide_copy, stream);
+    if (err == cudaSuccess && lists) {
+        err = launch_warp_list_gemm(p, masks, warp_lists_gate{plan, planned, settled}, wide_copy,
+                                    stream);
+        settled = settled || err == cudaSuccess;
+    }
     return err;
 }

@@ -14,6 +14,9 @@ extern "C" {
 // (esmm_k_split), into partials. wide_copy (esmm_wide_copy_floats floats, or
 // nullptr to read the operands as they are) holds the k-major copy of the
 // operand in B's place when that runs along k (launch_copy_operand made it).
+// settled: whether the plan's decision is settled for the first launch
+// (plan_gate.cuh); true on return once anything was launched.
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
                              esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
-                             float *partials, float *wide_copy, cudaStream_t stream);
+                             float *partials, float *wide_copy, bool &settled,
+                             cudaStream_t stream);

@@ -105,9 +105,7 @@ template <bool A_VEC, bool B_VEC>
 __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
     warp_list_kernel(esmm_gemm_problem_t p, esmm_masks_t masks, warp_lists_gate gate)
 {
-    chain_wait();
-    chain_release();
-    if (!warp_lists_gate_open(gate))
+    if (!enter_gated(gate))
         return;
     extern __shared__ __align__(16) float smem[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -238,8 +236,10 @@ cudaError_t launch(const esmm_gemm_problem_t &q, const esmm_masks_t &masks,
     const int64_t blocks = (q.m + 31) / 32 * ((strips_b + WARPS - 1) / WARPS);
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
+    warp_lists_gate launched = gate;
+    launched.settled = settled_launch(gate.settled, blocks, CTAS_PER_SM);
     return launch_chained(kernel, (unsigned)blocks, WARPS * 32, SMEM_BYTES, stream, q, masks,
-                          gate);
+                          launched);
 }
 
 } // namespace
