@@ -26,7 +26,9 @@ void forget_launch_cache();
 // between two small launches was most of what each gated or closed one cost.
 // Every kernel so launched calls chain_wait() before it touches memory (it
 // returns once the kernel ahead has finished and its writes are visible),
-// then chain_release(). Launch them with launch_chained.
+// then chain_release(); a gated kernel the plan closes may instead end at
+// once (enter_gated in sparse/plan_gate.cuh). Launch them with
+// launch_chained.
 struct chained_launch {
     cudaLaunchConfig_t config;
     cudaLaunchAttribute attribute;
