@@ -617,9 +617,10 @@ static void run_copy_cases(esmm_handle_t h)
  * stream with no wait between calls, in both orders: a closed kernel may
  * read its plan before the kernel ahead of it has finished (plan_gate.cuh),
  * and each call must still run its own path alone. Every C equals the dense
- * path's bits (poison where no kernel wrote, as beta is 0). The first shape's
- * closed launches are few enough to read the plan before waiting; the
- * second's are not, except the dense kernel's. */
+ * path's bits (poison where no kernel wrote, as beta is 0). At both shapes
+ * the closed skipping launches after the first have few enough blocks to
+ * read the plan before waiting (settled_launch), as the closed dense kernel
+ * always does. */
 static void run_back_to_back(esmm_handle_t h)
 {
     static const density_t mix[] = {{1.0, 1.0},  {0.125, 0.125}, {0.5, 0.5}, {0.125, 1.0},
