@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "npy.h"
 #include "operand_stats.h"
 #include "report.h"
+#include "results_file.h"
 #include "sweep.h"
 #include "verify.h"
 
@@ -243,6 +245,8 @@ static void test_bad_options(void)
         {"--no-check=1", "takes no value"},
         {"--kernel=", "empty kernel list"},
         {"--json=", "empty file name"},
+        {"--alpha 1e-50", "rounds to zero in float32"},
+        {"--beta -1e-46", "rounds to zero in float32"},
         {"--load-a=", "empty file name"},
         {"--pattern 11110000 --density-a 0.5", "one kind at a time"},
         {"--random 0.5 --density-b 0.5", "one kind at a time"},
@@ -1118,6 +1122,77 @@ fail:
     return 1;
 }
 
+/* Entries of the temporary directory whose names start with prefix. */
+static int entries_starting(const char *prefix)
+{
+    DIR *d = opendir(temp_dir);
+    int count = 0;
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL; e = readdir(d))
+        count += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d != NULL)
+        closedir(d);
+    return count;
+}
+
+/* The --json file (results_file.h): a run that fails leaves what the path
+ * held and no partial file; a finished one replaces it, through a symbolic
+ * link; the run's inputs are refused; a device is written in place. */
+static void test_results_file(void)
+{
+    char path[512], input[512], target[512], text[64];
+    snprintf(path, sizeof path, "%s", temp_path("out.json"));
+    snprintf(input, sizeof input, "%s", temp_path("in.npy"));
+    snprintf(target, sizeof target, "%s", temp_path("target.json"));
+    CHECK(write_bytes(path, "kept", 4) && write_bytes(input, "input", 5), "write %s", path);
+    cli_error_t err = {""};
+    results_file_t rf;
+    CHECK(results_file_open(&rf, path, NULL, 0, &err) == 0, "open %s: %s", path, err.text);
+    fputs("partial", rf.file);
+    results_file_discard(&rf);
+    CHECK(read_text(path, text, sizeof text) && strcmp(text, "kept") == 0,
+          "a discarded results file changed %s to \"%s\"", path, text);
+    CHECK(entries_starting("out.json") == 1, "a discarded results file left a partial file");
+
+    CHECK(results_file_open(&rf, path, NULL, 0, &err) == 0, "open %s: %s", path, err.text);
+    fputs("done", rf.file);
+    CHECK(results_file_commit(&rf, path, &err) == 0, "commit %s: %s", path, err.text);
+    CHECK(read_text(path, text, sizeof text) && strcmp(text, "done") == 0,
+          "the committed results file holds \"%s\"", text);
+    CHECK(entries_starting("out.json") == 1, "a committed results file left a partial file");
+
+    const char *const inputs[] = {NULL, input};
+    CHECK(results_file_open(&rf, input, inputs, 2, &err) == -1 && rf.file == NULL &&
+              contains(err.text, "would replace the input"),
+          "a results file on an input: \"%s\"", err.text);
+    CHECK(read_text(input, text, sizeof text) && strcmp(text, "input") == 0,
+          "refusing the results file changed the input to \"%s\"", text);
+
+    const char *link = temp_path("link.json");
+    CHECK(write_bytes(target, "old", 3) && symlink(target, link) == 0, "symlink %s", link);
+    CHECK(results_file_open(&rf, link, NULL, 0, &err) == 0, "open %s: %s", link, err.text);
+    fputs("new", rf.file);
+    CHECK(results_file_commit(&rf, link, &err) == 0, "commit %s: %s", link, err.text);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode) && read_text(target, text, sizeof text) &&
+              strcmp(text, "new") == 0,
+          "a results file through a link: the link %s, the target holds \"%s\"",
+          S_ISLNK(st.st_mode) ? "kept" : "replaced", text);
+
+    CHECK(results_file_open(&rf, "/dev/null", NULL, 0, &err) == 0 && rf.temp_path == NULL,
+          "/dev/null: %s", err.text);
+    fputs("x", rf.file);
+    CHECK(results_file_commit(&rf, "/dev/null", &err) == 0 && stat("/dev/null", &st) == 0 &&
+              S_ISCHR(st.st_mode),
+          "/dev/null after a results file: %s", err.text);
+
+    CHECK(results_file_open(&rf, temp_path("missing/out.json"), NULL, 0, &err) == -1 &&
+              contains(err.text, "cannot create"),
+          "a results file in a missing directory: \"%s\"", err.text);
+    static const char *const made[] = {"out.json", "in.npy", "target.json", "link.json"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
+        remove(temp_path(made[i]));
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--write-fixtures") == 0)
@@ -1146,6 +1221,7 @@ int main(int argc, char **argv)
     test_operand_stats();
     test_verify();
     test_json();
+    test_results_file();
 
     static const char *const leftovers[] = {"round.npy", "one.npy", "bad.npy", "fortran.npy",
                                             "v2.npy", "v3.npy"};

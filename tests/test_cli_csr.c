@@ -108,7 +108,7 @@ typedef struct {
     char *text;
     const char *results[MAX_RESULTS]; /* each result object, NUL-terminated in text */
     int count;
-} results_file_t;
+} loaded_results_t;
 
 static char *read_file(const char *path)
 {
@@ -124,7 +124,7 @@ static char *read_file(const char *path)
 
 /* Splits the "results" list into its objects (which hold no nested object).
  * Returns false when the file is missing or not of that shape. */
-static bool load_results(const char *path, results_file_t *file)
+static bool load_results(const char *path, loaded_results_t *file)
 {
     memset(file, 0, sizeof *file);
     file->text = read_file(path);
@@ -191,7 +191,7 @@ static bool field_is(const char *object, const char *key, const char *value)
 /* Every field DESIGN.md asks of a csrmm/csrmv result, and the file's head. */
 static void check_results_file(const char *path, const char *what, int expected_count)
 {
-    results_file_t file;
+    loaded_results_t file;
     bool loaded = load_results(path, &file);
     CHECK(loaded, "%s: %s is a results file", what, path);
     if (!loaded) {
@@ -270,6 +270,7 @@ static void test_parsing(void)
         {"--op csrmm --rows 0", "out of range"},
         {"--op csrmm --nnz-per-row -1", "out of range"},
         {"--op csrmm --b-density 1.5", "out of range"},
+        {"--op csrmm --weight 1e-50", "rounds to zero in float32"},
         {"--op csrmm --transpose X", "expected N or T"},
         {"--op csrmm --kernel esmm,nosuch", "unknown kernel 'nosuch'"},
         {"--op csrmm --kernel esmm,,cusparse", "empty name"},
@@ -359,7 +360,7 @@ static void test_generated_runs(void)
         const char *json = temp_path("generated.json");
         snprintf(args, sizeof args, "%s " SMALL " --json %s", cases[i].args, json);
         expect(args, ESMM_EXIT_OK, "esmm ", true);
-        results_file_t file;
+        loaded_results_t file;
         check_results_file(json, cases[i].args, 1);
         if (!load_results(json, &file) || file.count != 1) {
             free(file.text);
@@ -387,7 +388,7 @@ static void test_generated_runs(void)
              "--op csrmm --rows 20 --cols 20 --nnz-per-row 3 --n 4 --weight 2 " SMALL " --json %s",
              json);
     expect(args, ESMM_EXIT_OK, "one shared weight 2", true);
-    results_file_t file;
+    loaded_results_t file;
     if (load_results(json, &file) && file.count == 1)
         CHECK(field_is(file.results[0], "homogeneous", "true") &&
                   field_is(file.results[0], "weight", "2") &&
@@ -442,7 +443,7 @@ static void test_files(void)
     snprintf(args, sizeof args, "--op csrmm --w %s --b %s --beta -1 " SMALL " --json %s", w, b_path,
              json);
     expect(args, ESMM_EXIT_OK, "rows put in column order", true);
-    results_file_t file;
+    loaded_results_t file;
     check_results_file(json, "--w and --b", 1);
     if (load_results(json, &file) && file.count == 1)
         CHECK(field_is(file.results[0], "generator", "\"file\"") &&
@@ -522,7 +523,7 @@ static void test_sweep(void)
              json);
     expect(args, ESMM_EXIT_OK, "sweep csr-targets", true);
     check_results_file(json, "sweep", 12);
-    results_file_t file;
+    loaded_results_t file;
     if (!load_results(json, &file)) {
         free(file.text);
         return;
@@ -579,7 +580,7 @@ static void test_gpu(void)
         snprintf(args, sizeof args, "%s --backend cuda --runs 3 --json %s", what, json);
         expect(args, ESMM_EXIT_OK, "baseline: CUSPARSE_", true);
         check_results_file(json, what, -1);
-        results_file_t file;
+        loaded_results_t file;
         if (!load_results(json, &file)) {
             free(file.text);
             continue;

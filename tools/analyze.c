@@ -162,11 +162,19 @@ static double percent(double fraction)
 static int settle_shapes(const analyze_options_t *o, analysis_t *an, cli_error_t *err)
 {
     bool ta = o->transa == ESMM_OP_T, tb = o->transb == ESMM_OP_T;
+    if (an->file_a.rows < 1 || an->file_a.cols < 1)
+        return cli_error_set(err, "%s: A is empty (%" PRId64 " x %" PRId64 ")", o->path_a,
+                             an->file_a.rows, an->file_a.cols);
+    if (o->path_b != NULL && (an->file_b.rows < 1 || an->file_b.cols < 1))
+        return cli_error_set(err, "%s: B is empty (%" PRId64 " x %" PRId64 ")", o->path_b,
+                             an->file_b.rows, an->file_b.cols);
     an->m = ta ? an->file_a.cols : an->file_a.rows;
     an->k = ta ? an->file_a.rows : an->file_a.cols;
     if (o->path_b == NULL) {
         an->n = o->n > 0 ? o->n : an->k;
-        return 0;
+        /* A random B and C, on the host beside A. */
+        const double dm = (double)an->m, dn = (double)an->n, dk = (double)an->k;
+        return bench_check_host_memory(an->m, an->n, an->k, 4.0 * (dk * dn + dm * dn), err);
     }
     int64_t k_b = tb ? an->file_b.cols : an->file_b.rows;
     an->n = tb ? an->file_b.rows : an->file_b.cols;
@@ -176,7 +184,8 @@ static int settle_shapes(const analyze_options_t *o, analysis_t *an, cli_error_t
                                   " x %" PRId64 ", op %c) has k = %" PRId64,
                              o->path_a, an->file_a.rows, an->file_a.cols, ta ? 'T' : 'N', an->k,
                              o->path_b, an->file_b.rows, an->file_b.cols, tb ? 'T' : 'N', k_b);
-    return 0;
+    /* C, on the host beside A and B. */
+    return bench_check_host_memory(an->m, an->n, an->k, 4.0 * (double)an->m * (double)an->n, err);
 }
 
 /* The operand where the backend reads it: the host data itself on the CPU

@@ -44,7 +44,7 @@ typedef struct {
     esmm_device_info_t device;
     bench_kernel_t kernels[MAX_ROWS];
     int kernel_count;
-    FILE *json;
+    results_file_t json;
     report_json_t json_writer;
 } bench_session_t;
 
@@ -152,10 +152,7 @@ static stored_shape_t stored_shape(const npy_matrix_t *file, const char *path)
     return s;
 }
 
-/* Refuses sizes whose buffers cannot exist here, before anything is allocated
- * or generated. device_bytes is the GPU's memory (0 on the CPU backend). */
-static int check_memory(const bench_options_t *o, bool cuda, size_t device_bytes, int64_t m,
-                        int64_t n, int64_t k, cli_error_t *err)
+int bench_check_host_memory(int64_t m, int64_t n, int64_t k, double bytes, cli_error_t *err)
 {
     double dm = (double)m, dn = (double)n, dk = (double)k;
     /* Every element count must be addressable in int64 bytes (and size_t). */
@@ -163,6 +160,25 @@ static int check_memory(const bench_options_t *o, bool cuda, size_t device_bytes
     if (dm * dk > limit || dk * dn > limit || dm * dn > limit)
         return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " is too large: the "
                                   "matrices could not even be addressed", m, n, k);
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0) {
+        double available = HOST_MEMORY_SHARE * (double)pages * (double)page_size;
+        if (bytes > available)
+            return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " needs %.1f GiB of "
+                                      "host memory; this machine has %.1f GiB",
+                                 m, n, k, bytes / 0x1.0p30, (double)pages * (double)page_size / 0x1.0p30);
+    }
+    return 0;
+}
+
+/* Refuses sizes whose buffers cannot exist here, before anything is allocated
+ * or generated. device_bytes is the GPU's memory (0 on the CPU backend). */
+static int check_memory(const bench_options_t *o, bool cuda, size_t device_bytes, int64_t m,
+                        int64_t n, int64_t k, cli_error_t *err)
+{
+    if (bench_check_host_memory(m, n, k, 0.0, err) != 0) /* addressable at all */
+        return -1;
+    double dm = (double)m, dn = (double)n, dk = (double)k;
     double device_need = 4.0 * (dm * dk + dk * dn + dm * dn);
     if (cuda && device_bytes > 0 && device_need > (double)device_bytes)
         return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " needs %.1f GiB of "
@@ -176,15 +192,7 @@ static int check_memory(const bench_options_t *o, bool cuda, size_t device_bytes
     double bytes = 4.0 * floats + 16.0 * dk;
     if (o->check)
         bytes += 8.0 * (dm * dn + dm + dn);
-    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page_size > 0) {
-        double available = HOST_MEMORY_SHARE * (double)pages * (double)page_size;
-        if (bytes > available)
-            return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " needs %.1f GiB of "
-                                      "host memory; this machine has %.1f GiB",
-                                 m, n, k, bytes / 0x1.0p30, (double)pages * (double)page_size / 0x1.0p30);
-    }
-    return 0;
+    return bench_check_host_memory(m, n, k, bytes, err);
 }
 
 static void *allocate(size_t count, size_t size, const char *what, cli_error_t *err)
@@ -592,7 +600,7 @@ static int run_case_steps(bench_session_t *session, const bench_options_t *o, be
         if (!row->ran || strcmp(row->check, "fail") == 0)
             exit_code = ESMM_EXIT_CHECK_FAILED;
     }
-    if (session->json != NULL)
+    if (session->json.file != NULL)
         report_json_add(&session->json_writer, &s, ctx->rows, count);
     if (line != NULL)
         summarise_case(ctx, count, line);
@@ -653,32 +661,24 @@ static int run_sweep(bench_session_t *session, const bench_options_t *o)
     return exit_code;
 }
 
-FILE *bench_json_open(const char *path, report_json_t *writer, const char *device,
-                      const char *commit, cli_error_t *err)
+int bench_json_open(results_file_t *file, const char *path, const char *const *inputs,
+                    size_t count, report_json_t *writer, const char *device, const char *commit,
+                    cli_error_t *err)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        cli_error_set(err, "%s: cannot create: %s", path, strerror(errno));
-        return NULL;
-    }
+    if (results_file_open(file, path, inputs, count, err) != 0)
+        return -1;
     char date[32];
     report_utc_now(date, sizeof date);
-    report_json_begin(writer, f, device, commit, date);
-    return f;
+    report_json_begin(writer, file->file, device, commit, date);
+    return 0;
 }
 
-int bench_json_finish(report_json_t *writer, FILE **file, const char *path)
+int bench_json_finish(report_json_t *writer, results_file_t *file, const char *path)
 {
     report_json_end(writer);
-    int failed = ferror(*file);
-    if (fclose(*file) != 0)
-        failed = 1;
-    *file = NULL;
-    if (failed) {
-        cli_error_t err;
-        cli_error_set(&err, "%s: writing the results failed", path);
+    cli_error_t err;
+    if (results_file_commit(file, path, &err) != 0)
         return runtime_error(&err);
-    }
     printf("\nresults written to %s\n", path);
     return ESMM_EXIT_OK;
 }
@@ -700,14 +700,16 @@ static int run_session(const bench_options_t *o, bench_session_t *session)
     if (choose_kernels(o, session, &err) != 0)
         return usage_error(&err);
     /* Opened before the runs so a bad path fails now, not after them. */
+    const char *const inputs[] = {o->load_a, o->load_b};
     if (o->json_path != NULL &&
-        (session->json = bench_json_open(o->json_path, &session->json_writer,
-                                         session->cuda ? session->device.device_name : "cpu",
-                                         bench_commit_string(o->commit), &err)) == NULL)
+        bench_json_open(&session->json, o->json_path, inputs, 2, &session->json_writer,
+                        session->cuda ? session->device.device_name : "cpu",
+                        bench_commit_string(o->commit), &err) != 0)
         return runtime_error(&err);
     int exit_code = o->sweep != SWEEP_NONE ? run_sweep(session, o) : run_case(session, o, NULL, NULL);
     /* A run that stopped before its rows leaves no results worth a file. */
-    if (session->json != NULL && (exit_code <= ESMM_EXIT_CHECK_FAILED || o->sweep != SWEEP_NONE))
+    if (session->json.file != NULL &&
+        (exit_code <= ESMM_EXIT_CHECK_FAILED || o->sweep != SWEEP_NONE))
         exit_code = cli_worse_exit(
             exit_code, bench_json_finish(&session->json_writer, &session->json, o->json_path));
     return exit_code;
@@ -719,10 +721,7 @@ int bench_run(esmm_handle_t handle, const bench_options_t *o)
     memset(&session, 0, sizeof session);
     session.handle = handle;
     int exit_code = run_session(o, &session);
-    if (session.json != NULL) {
-        fclose(session.json);
-        remove(o->json_path);
-    }
+    results_file_discard(&session.json);
     return exit_code;
 }
 

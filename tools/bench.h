@@ -8,6 +8,7 @@
 #include "cli_args.h"
 #include "esmm.h"
 #include "report.h"
+#include "results_file.h"
 
 /* argv are the arguments after "bench". Returns an ESMM_EXIT_* code. */
 int bench_command(int argc, char **argv);
@@ -18,6 +19,11 @@ int bench_run(esmm_handle_t handle, const bench_options_t *options);
 
 /* Pieces every bench operation shares. */
 
+/* Refuses m x n x k where its matrices could not be addressed, or where
+ * bytes of host buffers exceed the share of this machine's memory a run may
+ * take. Returns 0, or -1 with err set. */
+int bench_check_host_memory(int64_t m, int64_t n, int64_t k, double bytes, cli_error_t *err);
+
 /* Sorts ms in place; returns the median, *min gets the smallest. */
 double bench_median_and_min(double *ms, int64_t count, double *min);
 
@@ -25,13 +31,15 @@ double bench_median_and_min(double *ms, int64_t count, double *min);
  * else "unknown". */
 const char *bench_commit_string(const char *given);
 
-/* Creates a results file and writes its head (device, commit, date); NULL
- * with err set when the file cannot be created. */
-FILE *bench_json_open(const char *path, report_json_t *writer, const char *device,
-                      const char *commit, cli_error_t *err);
+/* Opens the results file for path (results_file.h; inputs, count: the run's
+ * input files) and writes its head (device, commit, date). Returns 0, or -1
+ * with err set. */
+int bench_json_open(results_file_t *file, const char *path, const char *const *inputs,
+                    size_t count, report_json_t *writer, const char *device, const char *commit,
+                    cli_error_t *err);
 
-/* Writes the tail, closes *file (then NULL) and says where the results went.
- * Returns an ESMM_EXIT_* code. */
-int bench_json_finish(report_json_t *writer, FILE **file, const char *path);
+/* Writes the tail, moves the file onto its path and says where the results
+ * went. Returns an ESMM_EXIT_* code. */
+int bench_json_finish(report_json_t *writer, results_file_t *file, const char *path);
 
 #endif

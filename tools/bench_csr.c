@@ -24,7 +24,7 @@ typedef struct {
     esmm_handle_t handle;
     bool cuda;
     esmm_device_info_t device;
-    FILE *json;
+    results_file_t json;
     report_json_t json_writer;
 } csr_session_t;
 
@@ -469,7 +469,7 @@ static int run_case_steps(csr_session_t *session, csr_bench_case_t *ctx, csr_swe
     }
     print_baseline(session, ctx);
     fflush(stdout);
-    if (session->json != NULL)
+    if (session->json.file != NULL)
         write_results(session, ctx);
     if (line != NULL)
         summarise_case(ctx, line);
@@ -621,10 +621,11 @@ static int run_session(csr_session_t *session)
         printf(o->backend == ESMM_BACKEND_AUTO ? "no CUDA device: benchmarking the CPU backend\n"
                                                : "benchmarking the CPU backend\n");
     /* Opened before the runs so a bad path fails now, not after them. */
+    const char *const inputs[] = {o->w_path, o->b_path};
     if (o->json_path != NULL &&
-        (session->json = bench_json_open(o->json_path, &session->json_writer,
-                                         session->cuda ? session->device.device_name : "cpu",
-                                         bench_commit_string(o->commit), &err)) == NULL)
+        bench_json_open(&session->json, o->json_path, inputs, 2, &session->json_writer,
+                        session->cuda ? session->device.device_name : "cpu",
+                        bench_commit_string(o->commit), &err) != 0)
         return runtime_error(&err);
     int exit_code;
     if (o->sweep_targets) {
@@ -634,7 +635,8 @@ static int run_session(csr_session_t *session)
         exit_code = run_case(session, &c, NULL);
     }
     /* A run that stopped before its rows leaves no results worth a file. */
-    if (session->json != NULL && (exit_code <= ESMM_EXIT_CHECK_FAILED || o->sweep_targets))
+    if (session->json.file != NULL &&
+        (exit_code <= ESMM_EXIT_CHECK_FAILED || o->sweep_targets))
         exit_code = cli_worse_exit(
             exit_code, bench_json_finish(&session->json_writer, &session->json, o->json_path));
     return exit_code;
@@ -647,10 +649,7 @@ int bench_csr_run(esmm_handle_t handle, const bench_csr_options_t *o)
     session.o = o;
     session.handle = handle;
     int exit_code = run_session(&session);
-    if (session.json != NULL) {
-        fclose(session.json);
-        remove(o->json_path);
-    }
+    results_file_discard(&session.json);
     return exit_code;
 }
 

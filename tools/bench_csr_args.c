@@ -1,5 +1,4 @@
 /* Command-line parsing of `esmm bench --op csrmm|csrmv` and its kernel list. */
-#include <float.h>
 #include <string.h>
 
 #include "bench_csr.h"
@@ -259,14 +258,14 @@ static int apply_option(const cli_option_t *s, const char *value, void *context,
     case OPT_HOMOGENEOUS: o->homogeneous = true; return 0;
     case OPT_WEIGHT:
         o->homogeneous = true;
-        return cli_parse_double(what, value, -FLT_MAX, FLT_MAX, &o->weight, err);
+        return cli_parse_float(what, value, &o->weight, err);
     case OPT_W: return parse_path(what, value, &o->w_path, err);
     case OPT_N: return cli_parse_int64(what, value, 1, INT32_MAX, &o->n, err);
     case OPT_B_DENSITY: return cli_parse_double(what, value, 0.0, 1.0, &o->b_density, err);
     case OPT_B: return parse_path(what, value, &o->b_path, err);
     case OPT_TRANSPOSE: return cli_parse_operation(what, value, &o->transpose, err);
-    case OPT_ALPHA: return cli_parse_double(what, value, -FLT_MAX, FLT_MAX, &o->alpha, err);
-    case OPT_BETA: return cli_parse_double(what, value, -FLT_MAX, FLT_MAX, &o->beta, err);
+    case OPT_ALPHA: return cli_parse_float(what, value, &o->alpha, err);
+    case OPT_BETA: return cli_parse_float(what, value, &o->beta, err);
     case OPT_RUNS: return cli_parse_int64(what, value, 1, MAX_RUNS, &o->runs, err);
     case OPT_WARMUP: return cli_parse_int64(what, value, 0, MAX_RUNS, &o->warmup, err);
     case OPT_SEED: return cli_parse_uint64(what, value, &o->seed, err);

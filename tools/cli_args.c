@@ -70,6 +70,17 @@ int cli_parse_double(const char *what, const char *text, double min, double max,
     return 0;
 }
 
+int cli_parse_float(const char *what, const char *text, double *out, cli_error_t *err)
+{
+    double value;
+    if (cli_parse_double(what, text, -FLT_MAX, FLT_MAX, &value, err) != 0)
+        return -1;
+    if (value != 0.0 && (float)value == 0.0f)
+        return cli_error_set(err, "%s: %.64s rounds to zero in float32", what, text);
+    *out = value;
+    return 0;
+}
+
 int cli_parse_pattern(const char *what, const char *text, char out[9], cli_error_t *err)
 {
     size_t length = strlen(text);
@@ -367,12 +378,6 @@ static int parse_path(const char *what, const char *text, const char **out, cli_
     return 0;
 }
 
-static int parse_scalar(const char *what, const char *text, double *out, cli_error_t *err)
-{
-    /* alpha and beta are floats in the API. */
-    return cli_parse_double(what, text, -FLT_MAX, FLT_MAX, out, err);
-}
-
 /* What bench_parse_args collects. */
 typedef struct {
     bench_options_t *options;
@@ -408,8 +413,8 @@ static int apply_option(const cli_option_t *s, const char *value, void *context,
     case OPT_RUNS: return cli_parse_int64(what, value, 1, MAX_RUNS, &o->runs, err);
     case OPT_WARMUP: return cli_parse_int64(what, value, 0, MAX_RUNS, &o->warmup, err);
     case OPT_SEED: return cli_parse_uint64(what, value, &o->seed, err);
-    case OPT_ALPHA: return parse_scalar(what, value, &o->alpha, err);
-    case OPT_BETA: return parse_scalar(what, value, &o->beta, err);
+    case OPT_ALPHA: return cli_parse_float(what, value, &o->alpha, err);
+    case OPT_BETA: return cli_parse_float(what, value, &o->beta, err);
     case OPT_PATTERN: return cli_parse_pattern(what, value, g->pattern, err);
     case OPT_PATTERN_A: return cli_parse_pattern(what, value, g->pattern_a, err);
     case OPT_PATTERN_B: return cli_parse_pattern(what, value, g->pattern_b, err);

@@ -20,6 +20,10 @@ int cli_parse_uint64(const char *what, const char *text, uint64_t *out, cli_erro
 int cli_parse_double(const char *what, const char *text, double min, double max, double *out,
                      cli_error_t *err);
 
+/* A float32 value (alpha, beta, a weight): a finite number within +-FLT_MAX
+ * that does not round to zero in float32 unless it is zero. */
+int cli_parse_float(const char *what, const char *text, double *out, cli_error_t *err);
+
 /* An 8-character string of '0' and '1'. */
 int cli_parse_pattern(const char *what, const char *text, char out[9], cli_error_t *err);
 

@@ -153,6 +153,9 @@ static int settle_b_shape(const csr_case_t *c, csr_workload_t *wl, cli_error_t *
         return cli_error_set(err, "%s: B is %" PRId64 " x %" PRId64 ", but op(W) = %s is %" PRId64
                                   " x %" PRId64 ", so B must have %" PRId64 " rows",
                              c->b_path, f->rows, f->cols, op_text, wl->m, wl->k, wl->k);
+    if (f->cols < 1)
+        return cli_error_set(err, "%s: B is empty (%" PRId64 " x %" PRId64 ")", c->b_path,
+                             f->rows, f->cols);
     if (c->n > 0 && f->cols != c->n)
         return cli_error_set(err, "%s: B has %" PRId64 " columns, but --n is %" PRId64, c->b_path,
                              f->cols, c->n);

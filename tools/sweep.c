@@ -1,5 +1,6 @@
 #include "sweep.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,7 +55,9 @@ static int target_cases(int64_t size, sweep_case_t *out)
     }
     /* "At least 0.97x at the smallest size and better with size": 0.97 is
      * the floor of all three. */
-    const int64_t sizes[] = {size / 4, size / 2, size * 2};
+    /* A size past INT64_MAX / 2 keeps INT64_MAX, which the run refuses as
+     * too large, rather than wrapping to a small one. */
+    const int64_t sizes[] = {size / 4, size / 2, size <= INT64_MAX / 2 ? size * 2 : INT64_MAX};
     for (int i = 0; i < 3; i++) {
         int64_t s = sizes[i] > 0 ? sizes[i] : 1;
         snprintf(label, sizeof label, "d = 0.25 (both) at %lld^3", (long long)s);

@@ -1,0 +1,99 @@
+#define _XOPEN_SOURCE 700 /* mkstemp, fdopen, fchmod, realpath */
+
+#include "results_file.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int same_file(const struct stat *a, const char *path)
+{
+    struct stat b;
+    return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+static void release(results_file_t *rf)
+{
+    free(rf->temp_path);
+    free(rf->final_path);
+    rf->temp_path = rf->final_path = NULL;
+}
+
+int results_file_open(results_file_t *rf, const char *path, const char *const *inputs,
+                      size_t count, cli_error_t *err)
+{
+    memset(rf, 0, sizeof *rf);
+    struct stat target;
+    const int exists = stat(path, &target) == 0;
+    for (size_t i = 0; exists && i < count; i++)
+        if (inputs[i] != NULL && same_file(&target, inputs[i]))
+            return cli_error_set(err, "%s: the results file would replace the input %s", path,
+                                 inputs[i]);
+    if (exists && !S_ISREG(target.st_mode)) {
+        rf->file = fopen(path, "w");
+        if (rf->file == NULL)
+            return cli_error_set(err, "%s: cannot write: %s", path, strerror(errno));
+        return 0;
+    }
+    /* An existing file is replaced where its links lead; a new one is made. */
+    rf->final_path = exists ? realpath(path, NULL) : NULL;
+    if (rf->final_path == NULL)
+        rf->final_path = strdup(path);
+    static const char suffix[] = ".partial-XXXXXX";
+    const size_t length = rf->final_path != NULL ? strlen(rf->final_path) : 0;
+    rf->temp_path = rf->final_path != NULL ? malloc(length + sizeof suffix) : NULL;
+    if (rf->temp_path == NULL) {
+        release(rf);
+        return cli_error_set(err, "%s: out of memory", path);
+    }
+    memcpy(rf->temp_path, rf->final_path, length);
+    memcpy(rf->temp_path + length, suffix, sizeof suffix);
+    const int fd = mkstemp(rf->temp_path);
+    if (fd >= 0)
+        rf->file = fdopen(fd, "w");
+    if (rf->file == NULL) {
+        cli_error_set(err, "%s: cannot create: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            remove(rf->temp_path);
+        }
+        release(rf);
+        return -1;
+    }
+    /* mkstemp makes the file private; a results file gets the permissions a
+     * plain write would give it. */
+    const mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    return 0;
+}
+
+int results_file_commit(results_file_t *rf, const char *path, cli_error_t *err)
+{
+    int failed = ferror(rf->file);
+    if (fclose(rf->file) != 0)
+        failed = 1;
+    rf->file = NULL;
+    if (rf->temp_path != NULL && (failed || rename(rf->temp_path, rf->final_path) != 0)) {
+        if (!failed)
+            cli_error_set(err, "%s: cannot move the results there: %s", path, strerror(errno));
+        remove(rf->temp_path);
+        release(rf);
+        return failed ? cli_error_set(err, "%s: writing the results failed", path) : -1;
+    }
+    release(rf);
+    return failed ? cli_error_set(err, "%s: writing the results failed", path) : 0;
+}
+
+void results_file_discard(results_file_t *rf)
+{
+    if (rf->file == NULL)
+        return;
+    fclose(rf->file);
+    rf->file = NULL;
+    if (rf->temp_path != NULL)
+        remove(rf->temp_path);
+    release(rf);
+}
