@@ -81,7 +81,10 @@ esmm_status_t esmm_get_backend(esmm_handle_t handle, esmm_backend_t *backend);
 esmm_status_t esmm_set_stream(esmm_handle_t handle, void *stream);
 esmm_status_t esmm_get_stream(esmm_handle_t handle, void **stream);
 
-/* C = alpha * op(A) * op(B) + beta * C. */
+/* C = alpha * op(A) * op(B) + beta * C. A matrix whose rows times leading
+ * dimension exceeds 2^57 elements (INT64_MAX / 64) gives
+ * ESMM_STATUS_INVALID_VALUE, as does any other size, here and in the other
+ * calls, whose byte offsets could overflow. */
 esmm_status_t esmm_sgemm(esmm_handle_t handle,
                          esmm_operation_t op_a, esmm_operation_t op_b,
                          int64_t m, int64_t n, int64_t k,
@@ -196,7 +199,8 @@ esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
  * the device: do a first call of each size and ops before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes
  * a problem needs at most (the CUDA backend's need for the ops that need the
- * most; the CPU backend needs less), and esmm_set_workspace(handle, ptr,
+ * most; the CPU backend needs less; 0 for negative sizes, SIZE_MAX for sizes
+ * too large for any call), and esmm_set_workspace(handle, ptr,
  * bytes) makes calls use it (ptr = NULL, bytes = 0 returns to the handle's
  * own). A lent workspace is
  * device memory on the CUDA backend and host memory on the CPU backend,

@@ -1267,6 +1267,8 @@ static void check_extract_misuse(const target_t *t, const buffers_t *buf)
     } cases[] = {
         {"A: NULL handle", 0, 1, 0, 0, ESMM_OP_N, 40, 24, 24, ESMM_STATUS_NOT_INITIALIZED},
         {"B: NULL handle", 1, 1, 0, 0, ESMM_OP_N, 40, 24, 40, ESMM_STATUS_NOT_INITIALIZED},
+        {"A: NULL handle and out pointer", 0, 1, 1, 0, ESMM_OP_N, 40, 24, 24,
+         ESMM_STATUS_NOT_INITIALIZED},
         {"A: NULL out pointer", 0, 0, 1, 0, ESMM_OP_N, 40, 24, 24, ESMM_STATUS_INVALID_VALUE},
         {"B: NULL out pointer", 1, 0, 1, 0, ESMM_OP_N, 40, 24, 40, ESMM_STATUS_INVALID_VALUE},
         {"A: m = -1", 0, 0, 0, 0, ESMM_OP_N, -1, 24, 24, ESMM_STATUS_INVALID_VALUE},
@@ -1284,6 +1286,8 @@ static void check_extract_misuse(const target_t *t, const buffers_t *buf)
         {"A: NULL data", 0, 0, 0, 1, ESMM_OP_N, 40, 24, 24, ESMM_STATUS_INVALID_VALUE},
         {"B: NULL data", 1, 0, 0, 1, ESMM_OP_T, 40, 24, 24, ESMM_STATUS_INVALID_VALUE},
         {"A: ld whose last offset overflows", 0, 0, 0, 0, ESMM_OP_N, 40, 24, INT64_MAX / 8,
+         ESMM_STATUS_INVALID_VALUE},
+        {"A: ld whose last byte offset overflows", 0, 0, 0, 0, ESMM_OP_N, 2, 24, INT64_MAX / 8,
          ESMM_STATUS_INVALID_VALUE},
         {"A: m == 0 with NULL data (empty pattern)", 0, 0, 0, 1, ESMM_OP_N, 0, 24, 24,
          ESMM_STATUS_SUCCESS},
@@ -1481,6 +1485,11 @@ static void check_workspace(const target_t *t)
     CHECK(esmm_workspace_size(-1, n, k) == 0 && esmm_workspace_size(m, -1, k) == 0 &&
               esmm_workspace_size(m, n, -1) == 0,
           "esmm_workspace_size of a negative size should be 0");
+    CHECK(esmm_workspace_size(INT64_MAX, 1, 1) == SIZE_MAX &&
+              esmm_workspace_size(1, INT64_MAX, 1) == SIZE_MAX &&
+              esmm_workspace_size(1, 1, INT64_MAX) == SIZE_MAX &&
+              esmm_workspace_size((int64_t)1 << 30, (int64_t)1 << 30, 1) == SIZE_MAX,
+          "esmm_workspace_size of sizes no call accepts is not SIZE_MAX");
     const size_t need = esmm_workspace_size(m, n, k);
     CHECK(need > 0, "esmm_workspace_size(%lld, %lld, %lld) is 0", (long long)m, (long long)n,
           (long long)k);

@@ -167,11 +167,11 @@ static esmm_status_t check_gemm(esmm_handle_t handle, esmm_operation_t op_a, esm
     if (lda < (a_cols > 1 ? a_cols : 1) || ldb < (b_cols > 1 ? b_cols : 1) ||
         ldc < (n > 1 ? n : 1))
         return ESMM_STATUS_INVALID_VALUE;
-    /* Offsets must fit in int64: the last element of each matrix. */
+    /* Byte offsets must fit in int64: the last element of each matrix. */
     int64_t a_rows = op_a == ESMM_OP_N ? m : k;
     int64_t b_rows = op_b == ESMM_OP_N ? k : n;
-    if ((a_rows > 0 && lda > INT64_MAX / a_rows) || (b_rows > 0 && ldb > INT64_MAX / b_rows) ||
-        (m > 0 && ldc > INT64_MAX / m))
+    if (!esmm_matrix_fits(a_rows, lda) || !esmm_matrix_fits(b_rows, ldb) ||
+        !esmm_matrix_fits(m, ldc))
         return ESMM_STATUS_INVALID_VALUE;
     if (m > 0 && n > 0) {
         if (C == NULL)

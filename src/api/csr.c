@@ -143,7 +143,7 @@ static esmm_status_t check_csrmm(esmm_handle_t handle, esmm_operation_t op, esmm
     const int64_t k = op == ESMM_OP_N ? W->w.cols : W->w.rows;
     if (ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))
         return ESMM_STATUS_INVALID_VALUE;
-    if ((k > 0 && ldb > INT64_MAX / k) || (m > 0 && ldc > INT64_MAX / m))
+    if (!esmm_matrix_fits(k, ldb) || !esmm_matrix_fits(m, ldc))
         return ESMM_STATUS_INVALID_VALUE;
     if (m > 0 && n > 0) {
         if (C == NULL)

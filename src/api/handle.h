@@ -3,11 +3,23 @@
 #define ESMM_HANDLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "csr_problem.h"
 #include "cuda/cuda_backend.h"
 #include "esmm.h"
 #include "patterns/pattern_layout.h"
+
+/* The most elements a matrix may span (rows x leading dimension): every
+ * byte offset into it, and the size helpers' rounding of its sides to tiles
+ * and strips, then fit in int64 with room to spare. */
+#define ESMM_MAX_ELEMENTS (INT64_MAX / 64)
+
+/* Whether a matrix of rows rows ld elements apart stays within ESMM_MAX_ELEMENTS. */
+static inline int esmm_matrix_fits(int64_t rows, int64_t ld)
+{
+    return rows <= 0 || ld <= ESMM_MAX_ELEMENTS / rows;
+}
 
 /* What the last product on a handle did, for esmm_get_last_info. */
 typedef struct {

@@ -36,7 +36,7 @@ static esmm_status_t check_operand(int is_b, esmm_operation_t op, int64_t rows, 
     const int64_t stored_rows = k_along_rows ? rows : k;
     if (ld < (stored_cols > 1 ? stored_cols : 1))
         return ESMM_STATUS_INVALID_VALUE;
-    if (stored_rows > 0 && ld > INT64_MAX / stored_rows)
+    if (!esmm_matrix_fits(stored_rows, ld))
         return ESMM_STATUS_INVALID_VALUE;
     if (rows > 0 && k > 0 && x == NULL)
         return ESMM_STATUS_INVALID_VALUE;
@@ -55,11 +55,12 @@ static esmm_status_t extract_pattern(esmm_handle_t handle, int is_b, esmm_operat
                                      int64_t rows, int64_t k, const float *x, int64_t ld,
                                      esmm_pattern_t *pattern)
 {
-    if (pattern == NULL)
-        return ESMM_STATUS_INVALID_VALUE;
-    *pattern = NULL;
+    if (pattern != NULL)
+        *pattern = NULL;
     if (handle == NULL)
         return ESMM_STATUS_NOT_INITIALIZED;
+    if (pattern == NULL)
+        return ESMM_STATUS_INVALID_VALUE;
     esmm_status_t st = check_operand(is_b, op, rows, k, x, ld);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
