@@ -2,7 +2,6 @@
 
 #include "bench.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>

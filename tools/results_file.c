@@ -76,15 +76,15 @@ int results_file_commit(results_file_t *rf, const char *path, cli_error_t *err)
     if (fclose(rf->file) != 0)
         failed = 1;
     rf->file = NULL;
-    if (rf->temp_path != NULL && (failed || rename(rf->temp_path, rf->final_path) != 0)) {
-        if (!failed)
-            cli_error_set(err, "%s: cannot move the results there: %s", path, strerror(errno));
+    if (failed)
+        cli_error_set(err, "%s: writing the results failed", path);
+    else if (rf->temp_path != NULL && rename(rf->temp_path, rf->final_path) != 0)
+        failed = cli_error_set(err, "%s: cannot move the results there: %s", path,
+                               strerror(errno));
+    if (failed && rf->temp_path != NULL)
         remove(rf->temp_path);
-        release(rf);
-        return failed ? cli_error_set(err, "%s: writing the results failed", path) : -1;
-    }
     release(rf);
-    return failed ? cli_error_set(err, "%s: writing the results failed", path) : 0;
+    return failed ? -1 : 0;
 }
 
 void results_file_discard(results_file_t *rf)

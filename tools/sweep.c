@@ -54,9 +54,8 @@ static int target_cases(int64_t size, sweep_case_t *out)
                                  one_target[i]);
     }
     /* "At least 0.97x at the smallest size and better with size": 0.97 is
-     * the floor of all three. */
-    /* A size past INT64_MAX / 2 keeps INT64_MAX, which the run refuses as
-     * too large, rather than wrapping to a small one. */
+     * the floor of all three. A size past INT64_MAX / 2 doubles to
+     * INT64_MAX, which the run refuses as too large, rather than wrapping. */
     const int64_t sizes[] = {size / 4, size / 2, size <= INT64_MAX / 2 ? size * 2 : INT64_MAX};
     for (int i = 0; i < 3; i++) {
         int64_t s = sizes[i] > 0 ? sizes[i] : 1;
