@@ -194,6 +194,7 @@ static void test_accuracy(void)
         {1, 1, 1},    {7, 13, 11},  {31, 37, 41}, {97, 89, 67}, {5, 3, 1},    {33, 65, 1},
         {1, 1, 300},  {1, 200, 1},  {200, 1, 1},  {129, 3, 70}, {3, 150, 40}, {64, 64, 64},
         {100, 31, 257}, {257, 130, 33}, {32, 32, 129}, {63, 95, 500}, {65, 97, 1031},
+        {1, 2, 20001}, {37, 3, 8193}, /* k packed in several chunks, the last one partial */
     };
     static const float alpha_beta[][2] = {{1.0f, 0.0f}, {-0.5f, 2.0f}, {1.25f, 1.0f}};
     uint64_t seed = 1;
@@ -286,12 +287,12 @@ static void test_degenerate(void)
 static void test_alloc_failure(void)
 {
     float x = 1.0f, c = 0.0f;
-    const int64_t huge_k = INT64_MAX / 4;
-    esmm_gemm_problem_t p = {ESMM_OP_N, ESMM_OP_N, 1, 1, huge_k, 1.0f, 0.0f,
-                             &x, huge_k, &x, 1, &c, 1};
+    const int64_t huge_m = INT64_MAX / 4, k = 8192;
+    esmm_gemm_problem_t p = {ESMM_OP_N, ESMM_OP_N, huge_m, 1, k, 1.0f, 0.0f,
+                             &x, k, &x, 1, &c, 1};
     esmm_status_t st = esmm_cpu_sgemm(&p);
-    CHECK(st == ESMM_STATUS_ALLOC_FAILED, "k = %lld: status %d, want ALLOC_FAILED",
-          (long long)huge_k, (int)st);
+    CHECK(st == ESMM_STATUS_ALLOC_FAILED, "m = %lld: status %d, want ALLOC_FAILED",
+          (long long)huge_m, (int)st);
 }
 
 /* ---- skip-GEMM ---- */
@@ -470,6 +471,7 @@ static void test_skip_matches_dense(void)
     static const int64_t shapes[][3] = {
         {1, 1, 1},   {7, 13, 11},  {31, 37, 41}, {97, 89, 67},  {64, 64, 300},
         {33, 65, 130}, {100, 3, 257}, {5, 200, 17}, {1, 40, 9},    {40, 70, 700},
+        {5, 33, 16390}, /* masks read at each chunk's offset */
     };
     uint64_t seed = 1000;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -481,6 +483,13 @@ static void test_skip_matches_dense(void)
                             check_skip_case(shapes[s][0], shapes[s][1], shapes[s][2],
                                        (esmm_operation_t)(ops & 1), (esmm_operation_t)(ops >> 1),
                                        pad, (zero_style_t)style, nonfinite, seed++);
+    /* k past one packed chunk: the masks are read at each chunk's offset. */
+    for (int ops = 0; ops < 4; ops++)
+        for (int style = ZEROS_STRIPS; style <= ZEROS_SINGLE; style += ZEROS_SINGLE)
+            for (int nonfinite = 0; nonfinite <= 1; nonfinite++)
+                check_skip_case(5, 20, 8200, (esmm_operation_t)(ops & 1),
+                                (esmm_operation_t)(ops >> 1), 1, (zero_style_t)style, nonfinite,
+                                seed++);
 }
 
 /* The masks are really used: a pattern claiming op(A) all zero (B finite)

@@ -15,6 +15,7 @@
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu/cpu_backend.h"
 
@@ -23,7 +24,8 @@ enum {
     BK = ESMM_PATTERN_BK,
     MR = 4, /* micro tile: MR x NR accumulators, sized for 16 SSE registers */
     NR = 8,
-    KC = 128 /* active k per pass: the A and B chunks (16 KiB each) stay in L1 */
+    KC = 128, /* active k per pass: the A and B chunks (16 KiB each) stay in L1 */
+    K_CHUNK = 8192 /* k packed at once (a multiple of BK): 1 MiB per strip */
 };
 
 /* Below this many multiply-adds a product runs on one thread: waking a team
@@ -82,13 +84,14 @@ static void micro_kernel(const float *a_panel, const float *b_panel, const int64
             acc[i * TILE + j] = r[i][j];
 }
 
-/* acc (TILE x TILE) = sum over the listed k of A-panel column k times
- * B-panel row k, from +0. */
+/* acc (TILE x TILE) = init (NULL: +0) + the products over the listed k, in
+ * list order. Starting the sums here, not in the caller, lets the compiler
+ * keep them in vector registers (measured: 1.6x slower otherwise). */
 static void compute_tile(const float *a_panel, const float *b_panel, const int64_t *ks,
-                         int64_t count, float *acc)
+                         int64_t count, float *acc, const float *init)
 {
     for (int i = 0; i < TILE * TILE; i++)
-        acc[i] = 0.0f;
+        acc[i] = init ? init[i] : 0.0f;
     for (int64_t q0 = 0; q0 < count; q0 += KC) {
         int64_t qn = min_i64(KC, count - q0);
         for (int c0 = 0; c0 < TILE; c0 += NR)
@@ -190,21 +193,26 @@ static esmm_status_t run_gemm(const esmm_gemm_problem_t *p, esmm_skip_mode_t mod
     const int64_t k = p->k;
     const int64_t a_strips = esmm_pattern_strips(p->m);
     const int64_t b_strips = esmm_pattern_strips(p->n);
+    const int64_t tiles = a_strips * b_strips;
     const int64_t kblocks = esmm_pattern_kblocks(k);
+    const int64_t chunk = min_i64(k, K_CHUNK), chunk_blocks = esmm_pattern_kblocks(chunk);
     const int64_t threads = omp_get_max_threads();
-    const int64_t a_floats = panel_floats(a_strips, k);
-    const int64_t b_floats = panel_floats(b_strips, k);
-    if (a_floats < 0 || b_floats < 0 || k > INT64_MAX / threads)
+    const int64_t a_floats = panel_floats(a_strips, chunk);
+    const int64_t b_floats = panel_floats(b_strips, chunk);
+    /* Sums outlive a chunk in `kept`, which exists only when there are several. */
+    const int64_t kept_floats = k > chunk ? panel_floats(tiles, TILE) : 0;
+    if (a_floats < 0 || b_floats < 0 || kept_floats < 0)
         return ESMM_STATUS_ALLOC_FAILED;
-    /* Both fit now: the nonfinite bytes are fewer than the panel floats. */
+    /* All fit now: the nonfinite bytes are fewer than the panel floats. */
     float *a_panels = alloc_array(a_floats, sizeof(float));
     float *b_panels = alloc_array(b_floats, sizeof(float));
-    uint8_t *a_nonfinite = alloc_array(a_strips * kblocks, 1);
-    uint8_t *b_nonfinite = alloc_array(b_strips * kblocks, 1);
-    int64_t *k_lists = alloc_array(k * threads, sizeof(int64_t));
+    uint8_t *a_nonfinite = alloc_array(a_strips * chunk_blocks, 1);
+    uint8_t *b_nonfinite = alloc_array(b_strips * chunk_blocks, 1);
+    int64_t *k_lists = alloc_array(chunk * threads, sizeof(int64_t));
+    float *kept = alloc_array(kept_floats, sizeof(float));
     esmm_status_t status = ESMM_STATUS_ALLOC_FAILED;
     if (a_panels == NULL || b_panels == NULL || a_nonfinite == NULL || b_nonfinite == NULL ||
-        k_lists == NULL)
+        k_lists == NULL || kept == NULL)
         goto done;
 
     /* Element (r, kk) of a strip: op(A)(row0 + r, kk) and op(B)(kk, col0 + r).
@@ -215,33 +223,44 @@ static esmm_status_t run_gemm(const esmm_gemm_problem_t *p, esmm_skip_mode_t mod
     const int64_t b_strip_stride = p->op_b == ESMM_OP_N ? 1 : p->ldb;
     const int64_t b_k_stride = p->op_b == ESMM_OP_N ? p->ldb : 1;
     const int parallel = (double)p->m * (double)p->n * (double)k >= PARALLEL_MIN_WORK;
+    for (int64_t k0 = 0; k0 < k; k0 += chunk) {
+        const int64_t kn = min_i64(chunk, k - k0), kb0 = k0 / BK;
+        const int first = k0 == 0, last = k0 + kn == k;
 #pragma omp parallel for schedule(dynamic) if (parallel)
-    for (int64_t s = 0; s < a_strips + b_strips; s++) {
-        if (s < a_strips) {
-            int64_t row0 = s * TILE;
-            pack_strip(p->a + row0 * a_strip_stride, a_strip_stride, a_k_stride,
-                       min_i64(TILE, p->m - row0), k, a_panels + s * TILE * k,
-                       a_nonfinite + s * kblocks);
-        } else {
-            int64_t t = s - a_strips, col0 = t * TILE;
-            pack_strip(p->b + col0 * b_strip_stride, b_strip_stride, b_k_stride,
-                       min_i64(TILE, p->n - col0), k, b_panels + t * TILE * k,
-                       b_nonfinite + t * kblocks);
+        for (int64_t s = 0; s < a_strips + b_strips; s++) {
+            if (s < a_strips) {
+                int64_t row0 = s * TILE;
+                pack_strip(p->a + row0 * a_strip_stride + k0 * a_k_stride, a_strip_stride,
+                           a_k_stride, min_i64(TILE, p->m - row0), kn, a_panels + s * TILE * kn,
+                           a_nonfinite + s * chunk_blocks);
+            } else {
+                int64_t t = s - a_strips, col0 = t * TILE;
+                pack_strip(p->b + col0 * b_strip_stride + k0 * b_k_stride, b_strip_stride,
+                           b_k_stride, min_i64(TILE, p->n - col0), kn, b_panels + t * TILE * kn,
+                           b_nonfinite + t * chunk_blocks);
+            }
         }
-    }
 
 #pragma omp parallel if (parallel)
-    {
-        int64_t *ks = k_lists + omp_get_thread_num() * k;
-        float acc[TILE * TILE];
+        {
+            int64_t *ks = k_lists + omp_get_thread_num() * chunk;
+            float acc[TILE * TILE];
 #pragma omp for schedule(dynamic, 4)
-        for (int64_t tile = 0; tile < a_strips * b_strips; tile++) {
-            int64_t s = tile / b_strips, t = tile % b_strips;
-            int64_t count = active_k(k, kblocks, use_a ? pa->bits + s * kblocks : NULL,
-                                     use_b ? pb->bits + t * kblocks : NULL,
-                                     a_nonfinite + s * kblocks, b_nonfinite + t * kblocks, ks);
-            compute_tile(a_panels + s * TILE * k, b_panels + t * TILE * k, ks, count, acc);
-            store_tile(p, acc, s * TILE, t * TILE);
+            for (int64_t tile = 0; tile < tiles; tile++) {
+                int64_t s = tile / b_strips, t = tile % b_strips;
+                float *tile_kept = first && last ? NULL : kept + tile * TILE * TILE;
+                int64_t count =
+                    active_k(kn, esmm_pattern_kblocks(kn),
+                             use_a ? pa->bits + s * kblocks + kb0 : NULL,
+                             use_b ? pb->bits + t * kblocks + kb0 : NULL,
+                             a_nonfinite + s * chunk_blocks, b_nonfinite + t * chunk_blocks, ks);
+                compute_tile(a_panels + s * TILE * kn, b_panels + t * TILE * kn, ks, count, acc,
+                             first ? NULL : tile_kept);
+                if (last)
+                    store_tile(p, acc, s * TILE, t * TILE);
+                else
+                    memcpy(tile_kept, acc, sizeof acc);
+            }
         }
     }
     status = ESMM_STATUS_SUCCESS;
@@ -252,6 +271,7 @@ done:
     free(a_nonfinite);
     free(b_nonfinite);
     free(k_lists);
+    free(kept);
     return status;
 }
 
