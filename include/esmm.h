@@ -300,8 +300,9 @@ esmm_status_t esmm_scsrmm_kernel(esmm_handle_t handle, const char *kernel,
                                  const float *beta, float *C, int64_t ldc);
 
 /* Workspace bytes the "csr-sparse-b" path with B k x n needs (for
- * esmm_set_workspace; the handle's own grows by itself). The other CSR paths
- * use no workspace. */
+ * esmm_set_workspace; the handle's own grows by itself); SIZE_MAX for sizes
+ * no product accepts (k over INT32_MAX, or B past esmm_sgemm's bound on
+ * rows x leading dimension). The other CSR paths use no workspace. */
 size_t esmm_csrmm_workspace_size(int64_t k, int64_t n);
 
 /* Describes the device a CUDA handle runs on; on the CPU backend the device

@@ -3,8 +3,10 @@
  * the documented CPU order, the scatter paths (T without prepare, and every
  * matrix-vector product, which sum in another order) must stay within the
  * rounding bound of the float64 reference. Outputs are poisoned first and the
- * padding of C must survive. Also: the device validator against the CPU one.
- * Exits 77 without a GPU. */
+ * padding of C must survive. Products wider than one launch's grid (over
+ * 2,097,120 columns) run in slices. Also: the device validator against the CPU
+ * one, with a lent workspace too small for anything, and leaving the last
+ * product's statistics alone. Exits 77 without a GPU. */
 #include <stdio.h>
 #include <string.h>
 
@@ -249,6 +251,78 @@ static void check_validate(esmm_handle_t gpu, esmm_handle_t cpu)
     device_free(d_col_idx);
 }
 
+/* Past 65535 panels of 32 columns, a product runs in slices: every path, the
+ * slices' edges included, still gives the CPU order's bits. */
+static void check_wide_products(esmm_handle_t h)
+{
+    const csr_spec_t spec = {5, 4, 2, NULL, 3, CSR_GEN_UNSORTED, 0.0f, 404};
+    host_csr_t w = csr_generate(&spec);
+    for (int op = 0; op < 2; op++)
+        check_case(h, &w, (esmm_operation_t)op, 65535 * 32 + 45, 0.5, op, 1.5f, op ? 0.5f : 0.0f,
+                   31 + (uint64_t)op);
+    csr_free(&w);
+}
+
+/* The validator's verdict goes through memory of its own: a lent workspace
+ * of 16 bytes does not make valid arrays look invalid, and the statistics a
+ * planned product left in the workspace for esmm_get_last_info survive it. */
+static void check_validate_apart(esmm_handle_t gpu)
+{
+    const int64_t size = 256;
+    float *host_a = host_alloc(size * size, sizeof(float));
+    float *host_b = host_alloc(size * size, sizeof(float));
+    uint64_t rng = 99;
+    /* A zero over its first half of k: a planned product skipping half. */
+    for (int64_t i = 0; i < size * size; i++) {
+        host_a[i] = i % size < size / 2 ? 0.0f : nonzero_value(&rng);
+        host_b[i] = nonzero_value(&rng);
+    }
+    float *a = device_alloc((size_t)(size * size) * sizeof(float));
+    float *b = device_alloc((size_t)(size * size) * sizeof(float));
+    float *c = device_alloc((size_t)(size * size) * sizeof(float));
+    device_upload(a, host_a, (size_t)(size * size) * sizeof(float));
+    device_upload(b, host_b, (size_t)(size * size) * sizeof(float));
+    const float one = 1.0f, zero = 0.0f;
+    esmm_status_t st = esmm_sgemm(gpu, ESMM_OP_N, ESMM_OP_N, size, size, size, &one, a, size, b,
+                                  size, &zero, c, size);
+    CHECK(st == ESMM_STATUS_SUCCESS, "planned sgemm: %s", esmm_status_string(st));
+    esmm_info_t before, after;
+    CHECK(esmm_get_last_info(gpu, &before) == ESMM_STATUS_SUCCESS, "last info");
+    CHECK(before.density_a > 0.4 && before.density_a < 0.6 && before.work_fraction < 0.6,
+          "the product was planned: density of A %g, work %g", before.density_a,
+          before.work_fraction);
+
+    const int32_t row_ptr[3] = {0, 1, 2}, col_idx[2] = {1, 0};
+    int32_t *d_row_ptr = device_alloc(sizeof row_ptr), *d_col_idx = device_alloc(sizeof col_idx);
+    device_upload(d_row_ptr, row_ptr, sizeof row_ptr);
+    device_upload(d_col_idx, col_idx, sizeof col_idx);
+    st = esmm_csr_validate(gpu, 2, 2, 2, d_row_ptr, d_col_idx);
+    CHECK(st == ESMM_STATUS_SUCCESS, "validate: %s", esmm_status_string(st));
+    CHECK(esmm_get_last_info(gpu, &after) == ESMM_STATUS_SUCCESS, "last info after validate");
+    CHECK(after.work_fraction == before.work_fraction && after.density_a == before.density_a &&
+              after.density_b == before.density_b,
+          "validate changed the last product's statistics: work %g -> %g, density of A %g -> %g",
+          before.work_fraction, after.work_fraction, before.density_a, after.density_a);
+
+    void *small = device_alloc(16);
+    CHECK(esmm_set_workspace(gpu, small, 16) == ESMM_STATUS_SUCCESS, "lend 16 bytes");
+    st = esmm_csr_validate(gpu, 2, 2, 2, d_row_ptr, d_col_idx);
+    CHECK(st == ESMM_STATUS_SUCCESS, "validate with a 16-byte workspace lent: %s",
+          esmm_status_string(st));
+    st = esmm_csr_validate(gpu, 2, 1, 2, d_row_ptr, d_col_idx);
+    CHECK(st == ESMM_STATUS_INVALID_VALUE, "invalid CSR with a 16-byte workspace lent: %s",
+          esmm_status_string(st));
+    CHECK(esmm_set_workspace(gpu, NULL, 0) == ESMM_STATUS_SUCCESS, "return to the handle's own");
+    device_free(small);
+    device_free(d_row_ptr);
+    device_free(d_col_idx);
+    device_free(a);
+    device_free(b);
+    device_free(c);
+    free(host_a);
+    free(host_b);
+}
+
 int main(void)
 {
     if (!cuda_device_present("GPU CSR tests"))
@@ -261,6 +335,8 @@ int main(void)
     check_products(gpu);
     check_nonfinite_weights(gpu);
     check_validate(gpu, cpu);
+    check_validate_apart(gpu);
+    check_wide_products(gpu);
     CHECK(esmm_destroy(gpu) == ESMM_STATUS_SUCCESS, "esmm_destroy CUDA");
     CHECK(esmm_destroy(cpu) == ESMM_STATUS_SUCCESS, "esmm_destroy CPU");
     return check_finish();

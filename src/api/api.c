@@ -80,6 +80,8 @@ esmm_status_t esmm_destroy(esmm_handle_t handle)
     if (handle->backend == ESMM_BACKEND_CUDA)
         st = esmm_cuda_stream_synchronize(handle->stream);
     esmm_workspace_release(handle);
+    if (handle->csr_valid_flag != NULL)
+        esmm_cuda_free(handle->csr_valid_flag);
     esmm_cuda_event_destroy(handle->timer_start);
     esmm_cuda_event_destroy(handle->timer_stop);
     free(handle);

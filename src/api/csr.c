@@ -112,10 +112,12 @@ esmm_status_t esmm_csr_validate(esmm_handle_t handle, int64_t rows, int64_t cols
     const esmm_csr_view_t w = {rows, cols, nnz, row_ptr, col_idx, NULL, 0.0f};
     if (handle->backend == ESMM_BACKEND_CPU)
         return esmm_cpu_csr_validate(&w);
-    esmm_status_t st = esmm_workspace_reserve(handle, 256);
+    esmm_status_t st = ESMM_STATUS_SUCCESS;
+    if (handle->csr_valid_flag == NULL)
+        st = esmm_cuda_malloc((void **)&handle->csr_valid_flag, sizeof(int));
     int valid = 0;
     if (st == ESMM_STATUS_SUCCESS)
-        st = esmm_cuda_csr_validate(&w, handle->workspace, &valid, handle->stream);
+        st = esmm_cuda_csr_validate(&w, handle->csr_valid_flag, &valid, handle->stream);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
     return valid ? ESMM_STATUS_SUCCESS : ESMM_STATUS_INVALID_VALUE;
@@ -125,6 +127,8 @@ size_t esmm_csrmm_workspace_size(int64_t k, int64_t n)
 {
     if (k < 0 || n < 0)
         return 0;
+    if (k > INT32_MAX || !esmm_matrix_fits(k, n))
+        return SIZE_MAX; /* no product takes it; the size would overflow */
     return esmm_cuda_csrmm_workspace(k, n);
 }
 

@@ -42,6 +42,9 @@ struct esmm_context {
     int workspace_lent;     /* set by esmm_set_workspace: not ours to free */
     int timing;             /* esmm_set_timing */
     void *timer_start, *timer_stop; /* cudaEvent_t, created on first use */
+    int *csr_valid_flag;    /* CUDA: esmm_csr_validate's verdict, allocated on first use
+                             * (apart from the workspace, so a lent one of any size works
+                             * and the last product's statistics stay as they were) */
     esmm_last_call_t last;
 };
 

@@ -625,9 +625,9 @@ esmm_status_t esmm_cuda_csrmm(const esmm_csrmm_problem_t *p, const esmm_csr_view
 esmm_status_t esmm_cuda_csr_transpose(const esmm_csr_view_t *w, int32_t *t_row_ptr,
                                       int32_t *t_col_idx, float *t_values, void *stream);
 
-/* Checks w as esmm_cpu_csr_validate does; *valid is 1 or 0. workspace holds
- * at least 256 bytes of device memory. Waits for the stream. */
-esmm_status_t esmm_cuda_csr_validate(const esmm_csr_view_t *w, void *workspace, int *valid,
+/* Checks w as esmm_cpu_csr_validate does; *valid is 1 or 0. flag is one int
+ * of device memory the check writes. Waits for the stream. */
+esmm_status_t esmm_cuda_csr_validate(const esmm_csr_view_t *w, int *flag, int *valid,
                                      void *stream);
 
 #endif

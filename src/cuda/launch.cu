@@ -374,9 +374,26 @@ extern "C" esmm_status_t esmm_cuda_csrmm(const esmm_csrmm_problem_t *p,
                                          esmm_csr_b_mode_t mode, void *workspace, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    // Panels of columns go on the grid's y axis.
-    if ((p->n + 31) / 32 > 65535)
-        return ESMM_STATUS_NOT_SUPPORTED;
+    // Panels of 32 columns go on the grid's y axis (at most 65535): wider
+    // products run as slices of near-equal width, a multiple of 32 but the
+    // last, which stays over a million columns wide for any n that fits in
+    // memory (never a matrix-vector product). The workspace of a compressed
+    // B sized for all of n holds a slice's.
+    const int64_t most_columns = 65535 * 32;
+    if (p->n > most_columns) {
+        const int64_t slices = (p->n + most_columns - 1) / most_columns;
+        const int64_t width = ((p->n + slices - 1) / slices + 31) / 32 * 32;
+        for (int64_t col0 = 0; col0 < p->n; col0 += width) {
+            esmm_csrmm_problem_t slice = *p;
+            slice.n = p->n - col0 < width ? p->n - col0 : width;
+            slice.b = p->b + col0;
+            slice.c = p->c + col0;
+            const esmm_status_t st = esmm_cuda_csrmm(&slice, transposed, mode, workspace, stream);
+            if (st != ESMM_STATUS_SUCCESS)
+                return st;
+        }
+        return ESMM_STATUS_SUCCESS;
+    }
     const bool gather = p->op == ESMM_OP_N || transposed != nullptr;
     const esmm_csr_view_t &w = p->op == ESMM_OP_N ? p->w : transposed != nullptr ? *transposed
                                                                                    : p->w;
@@ -416,11 +433,10 @@ extern "C" esmm_status_t esmm_cuda_csr_transpose(const esmm_csr_view_t *w, int32
                                            static_cast<cudaStream_t>(stream)));
 }
 
-extern "C" esmm_status_t esmm_cuda_csr_validate(const esmm_csr_view_t *w, void *workspace,
-                                                int *valid, void *stream)
+extern "C" esmm_status_t esmm_cuda_csr_validate(const esmm_csr_view_t *w, int *flag, int *valid,
+                                                void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    int *flag = static_cast<int *>(workspace);
     cudaError_t err = launch_csr_validate(*w, flag, s);
     if (err == cudaSuccess)
         err = cudaMemcpyAsync(valid, flag, sizeof *valid, cudaMemcpyDeviceToHost, s);
