@@ -387,6 +387,9 @@ static void test_analyze_options(void)
           "files among options: %s", err.text);
     CHECK(parse_analyze_line("a.npy --n 64 --seed 9", &o, &err) == 0 && o.n == 64 && o.seed == 9,
           "--n without B: %s", err.text);
+    CHECK(parse_analyze_line("--runs 4 --no-check a.npy --bench", &o, &err) == 0 && o.bench &&
+              o.runs == 4 && !o.check,
+          "--bench's options before --bench: %s", err.text);
     CHECK(parse_analyze_line("--help a b c d", &o, &err) == 0 && o.help, "--help");
     static const struct {
         const char *line, *message;
@@ -395,7 +398,12 @@ static void test_analyze_options(void)
         {"--bench", "no matrix given"},
         {"a.npy b.npy c.npy", "at most two files"},
         {"a.npy b.npy --n 8", "--n is for a run without B.npy"},
-        {"a.npy --json r.json", "add --bench"},
+        {"a.npy --json r.json", "--json is an option of --bench, which is not given; add --bench"},
+        {"a.npy --runs 3", "--runs is an option of --bench"},
+        {"a.npy --warmup 0", "--warmup is an option of --bench"},
+        {"a.npy --no-check", "--no-check is an option of --bench"},
+        {"--commit x a.npy", "--commit is an option of --bench"},
+        {"a.npy --commit x --runs 3 --backend cpu", "--commit is an option of --bench"},
         {"a.npy -x", "unexpected argument '-x'"},
         {"a.npy --size 8", "unknown option '--size'"},
         {"a.npy --n 0", "out of range"},

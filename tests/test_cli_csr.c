@@ -485,6 +485,25 @@ static void test_files(void)
         snprintf(args, sizeof args, "--op csrmm --w %s " SMALL, path);
         expect(args, ESMM_EXIT_RUNTIME, path, false);
     }
+
+    /* A size line beyond this machine's memory is refused as it is read (the
+     * message names it), before the 2^31 rows' pointers are built (seconds and
+     * 8 GiB); one that fits but has many rows still runs. */
+    const char *huge = temp_path("huge.mtx"), *tall = temp_path("tall.mtx");
+    CHECK(write_text(huge, "%%MatrixMarket matrix coordinate real general\n"
+                           "2147483647 2147483647 1\n1 1 1.0\n") &&
+              write_text(tall, "%%MatrixMarket matrix coordinate real general\n"
+                               "1000000 3 1\n999999 2 1.0\n"),
+          "writing huge.mtx and tall.mtx");
+    char refusal[600];
+    snprintf(refusal, sizeof refusal, "%s: line 2: the size line '2147483647 2147483647 1' is "
+                                      "refused: m=2147483647 n=128 k=2147483647",
+             huge);
+    snprintf(args, sizeof args, "--op csrmm --w %s " SMALL, huge);
+    expect(args, ESMM_EXIT_RUNTIME, refusal, false);
+    snprintf(args, sizeof args, "--op csrmv --w %s " SMALL, tall);
+    expect(args, ESMM_EXIT_OK, "pass", true);
+
     snprintf(args, sizeof args, "--op csrmm --w %s/no-such.mtx " SMALL, temp_dir);
     expect(args, ESMM_EXIT_RUNTIME, "no-such.mtx", false);
     const char *not_npy = temp_path("not.npy");
@@ -627,7 +646,8 @@ int main(void)
     static const char *const leftovers[] = {
         "generated.json", "homogeneous.json", "w.mtx",      "pattern.mtx",   "b.npy",
         "x.npy",          "files.json",       "header.mtx", "banner.mtx",    "range.mtx",
-        "truncated.mtx",  "value.mtx",        "not.npy",    "sweep.json",    "gpu.json"};
+        "truncated.mtx",  "value.mtx",        "not.npy",    "sweep.json",    "gpu.json",
+        "huge.mtx",       "tall.mtx"};
     for (size_t i = 0; i < sizeof leftovers / sizeof leftovers[0]; i++)
         remove(temp_path(leftovers[i]));
     rmdir(temp_dir);

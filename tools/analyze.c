@@ -29,6 +29,10 @@ typedef enum {
     AOPT_BACKEND
 } analyze_option_id_t;
 
+/* Starts the help of every option that only --bench uses; the parser refuses
+ * those options without --bench. */
+#define BENCH_ONLY "--bench: "
+
 static const cli_option_t analyze_option_specs[] = {
     {"--transa", AOPT_TRANSA, "N|T", "op(A) = A or A^T: A.npy is stored m x k for N, k x m for T [N]"},
     {"--transb", AOPT_TRANSB, "N|T", "op(B) = B or B^T: B.npy is stored k x n for N, n x k for T [N]"},
@@ -38,11 +42,11 @@ static const cli_option_t analyze_option_specs[] = {
     {"--bench", AOPT_BENCH, NULL,
      "also time esmm (end-to-end and with B's pattern cached) against cuBLAS\n"
      "                     on these matrices, checked like esmm bench"},
-    {"--runs", AOPT_RUNS, "R", "--bench: timed runs [20]"},
-    {"--warmup", AOPT_WARMUP, "W", "--bench: untimed runs before timing [CUDA 5, CPU 1]"},
-    {"--no-check", AOPT_NO_CHECK, NULL, "--bench: skip verification"},
-    {"--json", AOPT_JSON, "FILE", "--bench: also write its results as JSON"},
-    {"--commit", AOPT_COMMIT, "STR", "--bench: commit recorded in the JSON"},
+    {"--runs", AOPT_RUNS, "R", BENCH_ONLY "timed runs [20]"},
+    {"--warmup", AOPT_WARMUP, "W", BENCH_ONLY "untimed runs before timing [CUDA 5, CPU 1]"},
+    {"--no-check", AOPT_NO_CHECK, NULL, BENCH_ONLY "skip verification"},
+    {"--json", AOPT_JSON, "FILE", BENCH_ONLY "also write its results as JSON"},
+    {"--commit", AOPT_COMMIT, "STR", BENCH_ONLY "commit recorded in the JSON"},
     {"--backend", AOPT_BACKEND, "auto|cpu|cuda", "[auto: CUDA when a GPU is present]"},
     {"--help", AOPT_HELP, NULL, "this text"},
 };
@@ -73,6 +77,8 @@ void analyze_print_usage(FILE *f)
 static int apply_option(const cli_option_t *s, const char *value, void *context, cli_error_t *err)
 {
     analyze_options_t *o = context;
+    if (o->bench_option == NULL && strncmp(s->help, BENCH_ONLY, strlen(BENCH_ONLY)) == 0)
+        o->bench_option = s->name;
     switch ((analyze_option_id_t)s->id) {
     case AOPT_HELP: o->help = true; return 1;
     case AOPT_TRANSA: return cli_parse_operation(s->name, value, &o->transa, err);
@@ -126,8 +132,9 @@ int analyze_parse_args(int argc, char **argv, analyze_options_t *o, cli_error_t 
         return cli_error_set(err, "no matrix given: esmm analyze A.npy [B.npy]");
     if (o->path_b != NULL && o->n > 0)
         return cli_error_set(err, "--n is for a run without B.npy; B's file fixes n");
-    if (o->json_path != NULL && !o->bench)
-        return cli_error_set(err, "--json records the timings of --bench; add --bench");
+    if (o->bench_option != NULL && !o->bench)
+        return cli_error_set(err, "%s is an option of --bench, which is not given; add --bench",
+                             o->bench_option);
     return 0;
 }
 

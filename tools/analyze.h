@@ -23,6 +23,7 @@ typedef struct {
     const char *json_path;
     const char *commit;
     esmm_backend_t backend;
+    const char *bench_option; /* the first option given that only --bench uses, else NULL */
 } analyze_options_t;
 
 /* Parses the arguments after "analyze". Returns 0, or -1 with err set. */

@@ -159,15 +159,19 @@ int bench_check_host_memory(int64_t m, int64_t n, int64_t k, double bytes, cli_e
     if (dm * dk > limit || dk * dn > limit || dm * dn > limit)
         return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " is too large: the "
                                   "matrices could not even be addressed", m, n, k);
-    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page_size > 0) {
-        double available = HOST_MEMORY_SHARE * (double)pages * (double)page_size;
-        if (bytes > available)
-            return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " needs %.1f GiB of "
-                                      "host memory; this machine has %.1f GiB",
-                                 m, n, k, bytes / 0x1.0p30, (double)pages * (double)page_size / 0x1.0p30);
-    }
+    double memory = 0.0;
+    if (!bench_host_memory_fits(bytes, &memory))
+        return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " needs %.1f GiB of "
+                                  "host memory; this machine has %.1f GiB",
+                             m, n, k, bytes / 0x1.0p30, memory / 0x1.0p30);
     return 0;
+}
+
+bool bench_host_memory_fits(double bytes, double *memory)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    *memory = pages > 0 && page_size > 0 ? (double)pages * (double)page_size : 0.0;
+    return *memory == 0.0 || bytes <= HOST_MEMORY_SHARE * *memory;
 }
 
 /* Refuses sizes whose buffers cannot exist here, before anything is allocated

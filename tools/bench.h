@@ -24,6 +24,11 @@ int bench_run(esmm_handle_t handle, const bench_options_t *options);
  * take. Returns 0, or -1 with err set. */
 int bench_check_host_memory(int64_t m, int64_t n, int64_t k, double bytes, cli_error_t *err);
 
+/* Whether bytes of host buffers fit in the share of this machine's memory a
+ * run may take (they do where the memory cannot be told); *memory gets that
+ * memory in bytes, 0 where it cannot be told. */
+bool bench_host_memory_fits(double bytes, double *memory);
+
 /* Sorts ms in place; returns the median, *min gets the smallest. */
 double bench_median_and_min(double *ms, int64_t count, double *min);
 

@@ -1,5 +1,3 @@
-#define _POSIX_C_SOURCE 200809L /* sysconf */
-
 #include "csr_workload.h"
 
 #include <float.h>
@@ -7,16 +5,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "bench.h"
 #include "cpu/cpu_backend.h"
 #include "generate.h"
 
 /* W's weights come from GENERATE_STREAM_A (W is the left operand, like A);
  * its columns from a stream of their own. */
 #define STREAM_W_COLUMNS 4
-/* Leave this share of the machine's memory to everything else. */
-#define HOST_MEMORY_SHARE 0.9
 
 static void *allocate(int64_t count, size_t size, const char *what, cli_error_t *err)
 {
@@ -90,10 +86,38 @@ static int generate_w(const csr_case_t *c, mtx_csr_t *w, cli_error_t *err)
     return 0;
 }
 
+/* Refuses a workload whose buffers (with the reference's) cannot fit here:
+ * W of rows rows and nnz entries, B k x n, C m x n. */
+static int check_host_memory(int64_t m, int64_t n, int64_t k, int64_t rows, int64_t nnz,
+                             cli_error_t *err)
+{
+    double mn = (double)m * (double)n, kn = (double)k * (double)n;
+    /* W, |W|; B, |B|; C0, the result copy, the runner's C; reference and scale. */
+    double bytes = 12.0 * (double)nnz + 4.0 * (double)rows + 8.0 * kn + 12.0 * mn + 16.0 * mn;
+    double memory = 0.0;
+    if (bench_host_memory_fits(bytes, &memory))
+        return 0;
+    return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " with %" PRId64
+                              " stored entries needs %.1f GiB of host memory; this machine has "
+                              "%.1f GiB", m, n, k, nnz, bytes / 0x1.0p30, memory / 0x1.0p30);
+}
+
+/* The sizes W's file declares, checked at its size line so that a W too large
+ * for this machine is refused before it is built. */
+static int check_declared_w(const void *context, int64_t rows, int64_t cols, int64_t entries,
+                            cli_error_t *err)
+{
+    const csr_case_t *c = context;
+    const bool n_op = c->transpose == ESMM_OP_N;
+    /* Where B's file settles n, it is not known yet: 1 is the least it can be. */
+    const int64_t n = c->n > 0 ? c->n : 1;
+    return check_host_memory(n_op ? rows : cols, n, n_op ? cols : rows, rows, entries, err);
+}
+
 static int load_w(const csr_case_t *c, csr_workload_t *wl, cli_error_t *err)
 {
     mtx_csr_t *w = &wl->w;
-    if (mtx_read_csr(c->w_path, w, err) != 0)
+    if (mtx_read_csr_checked(c->w_path, check_declared_w, c, w, err) != 0)
         return -1;
     if (w->rows < 1 || w->cols < 1)
         return cli_error_set(err, "%s: W is %" PRId64 " x %" PRId64 ": nothing to multiply",
@@ -108,25 +132,6 @@ static int load_w(const csr_case_t *c, csr_workload_t *wl, cli_error_t *err)
     }
     wl->sorted_rows = mtx_sort_rows(w, err);
     return wl->sorted_rows < 0 ? -1 : 0;
-}
-
-/* Refuses a workload whose buffers (with the reference's) cannot fit here. */
-static int check_host_memory(const csr_workload_t *wl, cli_error_t *err)
-{
-    double nnz = (double)wl->w.nnz, mn = (double)wl->m * (double)wl->n;
-    double kn = (double)wl->k * (double)wl->n;
-    /* W, |W|; B, |B|; C0, the result copy, the runner's C; reference and scale. */
-    double bytes = 12.0 * nnz + 4.0 * (double)wl->w.rows + 8.0 * kn + 12.0 * mn + 16.0 * mn;
-    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page_size <= 0)
-        return 0;
-    double memory = (double)pages * (double)page_size;
-    if (bytes > HOST_MEMORY_SHARE * memory)
-        return cli_error_set(err, "m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " with %" PRId64
-                                  " stored entries needs %.1f GiB of host memory; this machine "
-                                  "has %.1f GiB", wl->m, wl->n, wl->k, wl->w.nnz,
-                             bytes / 0x1.0p30, memory / 0x1.0p30);
-    return 0;
 }
 
 /* Settles n from the case and B's file and checks that B is k x n. */
@@ -249,7 +254,8 @@ int csr_workload_build(const csr_case_t *c, csr_workload_t *wl, cli_error_t *err
     if (settle_b_shape(c, wl, err) != 0)
         return ESMM_EXIT_USAGE;
     describe_w(c, wl);
-    if (check_host_memory(wl, err) != 0 || make_b_and_c0(c, wl, err) != 0)
+    if (check_host_memory(wl->m, wl->n, wl->k, wl->w.rows, wl->w.nnz, err) != 0 ||
+        make_b_and_c0(c, wl, err) != 0)
         return ESMM_EXIT_RUNTIME;
     return ESMM_EXIT_OK;
 }

@@ -466,7 +466,25 @@ static int build_csr(const entry_list_t *e, const mtx_header_t *h, int64_t expan
     return 0;
 }
 
+/* Hands the declared sizes to the caller's check; its refusal names the size
+ * line (the reader is still on it). */
+static int check_declared_sizes(const line_reader_t *r, const mtx_header_t *h,
+                                mtx_size_check_t check, const void *context)
+{
+    cli_error_t refusal = {""};
+    if (check == NULL || check(context, h->rows, h->cols, h->declared, &refusal) == 0)
+        return 0;
+    return reader_fail(r, "the size line '%" PRId64 " %" PRId64 " %" PRId64 "' is refused: %s",
+                       h->rows, h->cols, h->declared, refusal.text);
+}
+
 int mtx_read_csr(const char *path, mtx_csr_t *out, cli_error_t *err)
+{
+    return mtx_read_csr_checked(path, NULL, NULL, out, err);
+}
+
+int mtx_read_csr_checked(const char *path, mtx_size_check_t check, const void *context,
+                         mtx_csr_t *out, cli_error_t *err)
 {
     memset(out, 0, sizeof *out);
     line_reader_t r;
@@ -489,6 +507,8 @@ int mtx_read_csr(const char *path, mtx_csr_t *out, cli_error_t *err)
     int status = read_banner(&r, &h);
     if (status == 0)
         status = read_size_line(&r, &h);
+    if (status == 0)
+        status = check_declared_sizes(&r, &h, check, context);
     if (status == 0)
         status = read_entries(&r, &h, &entries, &expanded);
     if (status == 0)

@@ -37,6 +37,18 @@ typedef struct {
  * empty. */
 int mtx_read_csr(const char *path, mtx_csr_t *out, cli_error_t *err);
 
+/* Asked by mtx_read_csr_checked once the size line is read, before anything
+ * that grows with its sizes is allocated: rows and cols as declared, entries
+ * the declared count (a symmetric file stores up to twice as many). Returns 0
+ * to read on, or -1 with err set to refuse the file. */
+typedef int (*mtx_size_check_t)(const void *context, int64_t rows, int64_t cols,
+                                int64_t entries, cli_error_t *err);
+
+/* mtx_read_csr, refusing at the size line the sizes that check refuses (the
+ * message names the file, the size line and what check said). */
+int mtx_read_csr_checked(const char *path, mtx_size_check_t check, const void *context,
+                         mtx_csr_t *out, cli_error_t *err);
+
 /* Writes `coordinate real general` (or `pattern` when values is NULL), one-based.
  * Returns 0, or -1 with err set. */
 int mtx_write_csr(const char *path, const mtx_csr_t *m, cli_error_t *err);
