@@ -57,10 +57,11 @@ static const shape_t shapes[] = {
     {257, 263, 269, SWEEP_FULL, 0},
     {129, 67, 9, SWEEP_FULL, 0},
     {200, 300, 17, SWEEP_FULL, 0},
-    {64, 128, 256, SWEEP_FULL, 0}, /* tile multiples: vector loads with no padding */
+    {64, 128, 256, SWEEP_FULL, 0}, /* tile multiples: vector loads with no padding; split-K
+                                      into 8 ranges of one k tile */
     {600, 520, 700, SWEEP_REDUCED, 0},
     {1000, 1024, 999, SWEEP_REDUCED, 1},
-    {97, 10, 2500, SWEEP_REDUCED, 1}, /* split-K: 1 C tile, k in 10 ranges */
+    {97, 10, 2500, SWEEP_REDUCED, 1}, /* split-K: 1 C tile, k in 27 ranges, the last of 4 */
 };
 
 typedef struct {

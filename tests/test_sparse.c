@@ -17,6 +17,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1070,6 +1071,58 @@ static void check_planner(const target_t *t)
     operands_free(&o);
 }
 
+/* The split-K rule (esmm_k_split): the ranges cover k exactly in multiples
+ * of ESMM_SPLIT_K_ALIGN, at most ESMM_SPLIT_MAX of them; where k is long, two
+ * CTAs an SM at least ESMM_SPLIT_MIN_K deep; where that leaves SMs without
+ * one, finer ranges up to one CTA an SM; products of many tiles or of k
+ * below ESMM_SPLIT_MIN_K do not split. Host rule only: the GPU tests run
+ * split products against the CPU backend and the skipping paths against
+ * the dense kernel bit for bit. */
+static void check_split_rule(void)
+{
+    static const struct {
+        int64_t m, n, k, splits, per;
+    } cases[] = {
+        {256, 256, 256, 8, 32},     {384, 384, 384, 12, 32},    {512, 512, 512, 8, 64},
+        {640, 640, 640, 5, 128},    {768, 768, 768, 3, 256},    {1024, 1024, 1024, 4, 256},
+        {1797, 10, 2048, 8, 256},   {300, 20, 3001, 32, 96},    {64, 64, 8192, 32, 256},
+        {512, 512, 8192, 16, 512},  {256, 4096, 4096, 4, 1024}, {4096, 4096, 4096, 1, 4096},
+        {1408, 1408, 1408, 3, 480}, {1536, 1536, 1536, 1, 1536}, {64, 64, 255, 1, 255},
+        {1, 1, 0, 1, 0},
+    };
+    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+        const esmm_k_split_t got = esmm_k_split(cases[i].m, cases[i].n, cases[i].k);
+        CHECK(got.splits == cases[i].splits && got.k_per_split == cases[i].per,
+              "esmm_k_split(%lld, %lld, %lld) = %lld x %lld, expected %lld x %lld",
+              (long long)cases[i].m, (long long)cases[i].n, (long long)cases[i].k,
+              (long long)got.splits, (long long)got.k_per_split, (long long)cases[i].splits,
+              (long long)cases[i].per);
+    }
+    static const int64_t sides[] = {1, 7, 128, 129, 300, 1000, 1797, 4096, 20000};
+    static const int64_t depths[] = {0, 1, 31, 255, 256, 257, 300, 511, 1000, 3001, 100003};
+    for (size_t a = 0; a < COUNT_OF(sides); a++)
+        for (size_t b = 0; b < COUNT_OF(sides); b++)
+            for (size_t d = 0; d < COUNT_OF(depths); d++) {
+                const int64_t m = sides[a], n = sides[b], k = depths[d];
+                const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128);
+                const esmm_k_split_t s = esmm_k_split(m, n, k);
+                const bool whole = s.splits == 1 && s.k_per_split == k;
+                const bool ranges = s.splits >= 2 && s.splits <= ESMM_SPLIT_MAX &&
+                                    s.k_per_split % ESMM_SPLIT_K_ALIGN == 0 &&
+                                    (s.splits - 1) * s.k_per_split < k &&
+                                    s.splits * s.k_per_split >= k;
+                const bool allowed = tiles < ESMM_SPLIT_CTAS / 2 && k >= ESMM_SPLIT_MIN_K &&
+                                     tiles * s.splits <= ESMM_SPLIT_CTAS + tiles;
+                CHECK(whole || (ranges && allowed),
+                      "esmm_k_split(%lld, %lld, %lld) = %lld x %lld", (long long)m, (long long)n,
+                      (long long)k, (long long)s.splits, (long long)s.k_per_split);
+                CHECK(esmm_split_bytes(m, n, k) ==
+                          (whole ? 0 : (size_t)(s.splits * m * n) * sizeof(float)),
+                      "esmm_split_bytes(%lld, %lld, %lld) disagrees with the split", (long long)m,
+                      (long long)n, (long long)k);
+            }
+}
+
 /* The dense path's k-major copy (esmm_dense_copy): when both operands run
  * along k, of the operand with fewer rows, from the copy rule's edge on (C's
  * other side at least ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST); when one
@@ -1611,6 +1664,7 @@ int main(void)
         sweep_shape(&t, &sweep_shapes[i], 0x5BA55u + 0x100000u * i);
     check_non_finite(&t);
     check_planner(&t);
+    check_split_rule();
     check_dense_copy_rule();
     check_extraction_copy_rule();
     check_timing(&t);
