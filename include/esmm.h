@@ -190,6 +190,23 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info);
 esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
 
 /*
+ * On the CUDA backend, esmm_sgemm runs a product of fewer than this many
+ * multiply-adds (m * n * k) on the dense kernel straight away, without the
+ * probe, the extractions and the plan: their launches cost more there than
+ * skipping zeros can save (on the H100 the dense kernel alone was faster at
+ * 640^3 and below at every density, planning faster from 768^3 at a quarter
+ * of the blocks nonzero or fewer). esmm_get_last_info then reports the dense
+ * path with no densities, as for a product the probe sent dense. Products
+ * given a pattern (esmm_sgemm_patterns) are planned at any size, as is every
+ * product on the CPU backend, where planning launches nothing. The default
+ * is ESMM_DEFAULT_MIN_PLANNED_WORK; 0 plans every product. A negative value
+ * gives ESMM_STATUS_INVALID_VALUE.
+ */
+#define ESMM_DEFAULT_MIN_PLANNED_WORK ((int64_t)1 << 28)
+esmm_status_t esmm_set_min_planned_work(esmm_handle_t handle, int64_t multiply_adds);
+esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_adds);
+
+/*
  * Workspace (the operands' masks and, on CUDA, for a product with few tiles of
  * C and a long k, which the kernels split along k, its partial sums, and for
  * op(A) = A or op(B) = B^T a k-major copy of that operand, which the

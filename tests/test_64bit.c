@@ -169,6 +169,8 @@ int main(int argc, char **argv)
     CHECK(esmm_create(&h, cuda ? ESMM_BACKEND_CUDA : ESMM_BACKEND_CPU) == ESMM_STATUS_SUCCESS,
           "esmm_create");
     if (h != NULL) {
+        /* Plans every product, however small: the extraction must reach the spans too. */
+        CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
         check_sgemm(h, cuda);
         check_csrmm(h, cuda);
     }

@@ -70,6 +70,8 @@ static void *run_job(void *arg)
     job->status = esmm_create(&h, job->backend);
     if (job->status != ESMM_STATUS_SUCCESS)
         return NULL;
+    /* Plans every product, however small: the planned paths are what this covers. */
+    job->status = esmm_set_min_planned_work(h, 0);
     const int cuda = job->backend == ESMM_BACKEND_CUDA;
     cudaStream_t stream = NULL;
     float *c[PRODUCTS];

@@ -91,7 +91,9 @@ static void check_no_leak(const problem_t *p)
 {
     size_t free_before = 0, free_after = 0, total = 0;
     esmm_handle_t warm = NULL;
-    CHECK(esmm_create(&warm, ESMM_BACKEND_CUDA) == ESMM_STATUS_SUCCESS, "esmm_create");
+    CHECK(esmm_create(&warm, ESMM_BACKEND_CUDA) == ESMM_STATUS_SUCCESS &&
+              esmm_set_min_planned_work(warm, 0) == ESMM_STATUS_SUCCESS,
+          "esmm_create");
     check_product(warm, p, "warm-up");
     esmm_destroy(warm);
     cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
@@ -100,6 +102,7 @@ static void check_no_leak(const problem_t *p)
         esmm_handle_t h = NULL;
         if (esmm_create(&h, ESMM_BACKEND_CUDA) != ESMM_STATUS_SUCCESS)
             break;
+        esmm_set_min_planned_work(h, 0);
         const float one = 1.0f, zero = 0.0f;
         esmm_sgemm(h, ESMM_OP_N, ESMM_OP_N, M, N, K, &one, p->a, K, p->b, N, &zero, p->c, N);
         esmm_destroy(h);
@@ -136,6 +139,8 @@ int main(int argc, char **argv)
     CHECK(esmm_create(&h, p.cuda ? ESMM_BACKEND_CUDA : ESMM_BACKEND_CPU) == ESMM_STATUS_SUCCESS,
           "esmm_create");
     if (h != NULL) {
+        /* Plans every product, however small: the planned paths are what this covers. */
+        CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
         check_product(h, &p, "first product");
         check_small_lent_workspace(h, &p);
         if (p.cuda)

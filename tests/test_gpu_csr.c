@@ -283,6 +283,7 @@ static void check_validate_apart(esmm_handle_t gpu)
     device_upload(a, host_a, (size_t)(size * size) * sizeof(float));
     device_upload(b, host_b, (size_t)(size * size) * sizeof(float));
     const float one = 1.0f, zero = 0.0f;
+    CHECK(esmm_set_min_planned_work(gpu, 0) == ESMM_STATUS_SUCCESS, "plan small products");
     esmm_status_t st = esmm_sgemm(gpu, ESMM_OP_N, ESMM_OP_N, size, size, size, &one, a, size, b,
                                   size, &zero, c, size);
     CHECK(st == ESMM_STATUS_SUCCESS, "planned sgemm: %s", esmm_status_string(st));
@@ -312,7 +313,9 @@ static void check_validate_apart(esmm_handle_t gpu)
     st = esmm_csr_validate(gpu, 2, 1, 2, d_row_ptr, d_col_idx);
     CHECK(st == ESMM_STATUS_INVALID_VALUE, "invalid CSR with a 16-byte workspace lent: %s",
           esmm_status_string(st));
-    CHECK(esmm_set_workspace(gpu, NULL, 0) == ESMM_STATUS_SUCCESS, "return to the handle's own");
+    CHECK(esmm_set_workspace(gpu, NULL, 0) == ESMM_STATUS_SUCCESS &&
+              esmm_set_min_planned_work(gpu, ESMM_DEFAULT_MIN_PLANNED_WORK) == ESMM_STATUS_SUCCESS,
+          "return to the handle's own workspace and the default planning");
     device_free(small);
     device_free(d_row_ptr);
     device_free(d_col_idx);

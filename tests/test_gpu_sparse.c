@@ -588,6 +588,87 @@ static const struct {
     {{2300, 300, 517, 0, 0}, 3, ESMM_COPY_B},
 };
 
+/* The size gate (esmm_set_min_planned_work): a product below it runs the
+ * dense kernel unplanned, at it the planner runs, with the same bits either
+ * way; a product given a pattern is planned at any size. Leaves the handle
+ * planning every product. */
+static void check_size_gate(esmm_handle_t h)
+{
+    const int64_t size = 256, work = size * size * size;
+    int64_t got = -1;
+    CHECK(esmm_get_min_planned_work(h, &got) == ESMM_STATUS_SUCCESS &&
+              got == ESMM_DEFAULT_MIN_PLANNED_WORK,
+          "a new handle's min planned work: %lld", (long long)got);
+    CHECK(esmm_set_min_planned_work(NULL, 0) == ESMM_STATUS_NOT_INITIALIZED &&
+              esmm_get_min_planned_work(NULL, &got) == ESMM_STATUS_NOT_INITIALIZED &&
+              esmm_get_min_planned_work(h, NULL) == ESMM_STATUS_INVALID_VALUE &&
+              esmm_set_min_planned_work(h, -1) == ESMM_STATUS_INVALID_VALUE,
+          "min planned work misuse");
+    float *host_a = host_alloc(work / size, sizeof(float));
+    float *host_b = host_alloc(work / size, sizeof(float));
+    uint64_t rng = 0x6A7Eu;
+    /* A zero over the first half of k: worth planning, were it large. */
+    for (int64_t i = 0; i < size * size; i++) {
+        host_a[i] = i % size < size / 2 ? 0.0f : nonzero_value(&rng);
+        host_b[i] = nonzero_value(&rng);
+    }
+    const size_t bytes = (size_t)(size * size) * sizeof(float);
+    float *a = device_alloc(bytes), *b = device_alloc(bytes), *c = device_alloc(bytes);
+    device_upload(a, host_a, bytes);
+    device_upload(b, host_b, bytes);
+    esmm_pattern_t pattern = NULL;
+    CHECK(esmm_pattern_extract_a(h, ESMM_OP_N, size, size, a, size, &pattern) ==
+              ESMM_STATUS_SUCCESS, "pattern of A");
+    static const struct {
+        int64_t limit;
+        int with_pattern, planned;
+        const char *label;
+    } cases[] = {
+        {ESMM_DEFAULT_MIN_PLANNED_WORK, 0, 0, "default"},
+        {0, 0, 1, "0"},
+        {256 * 256 * 256, 0, 1, "the product's own work"},
+        {256 * 256 * 256 + 1, 0, 0, "one more than its work"},
+        {ESMM_DEFAULT_MIN_PLANNED_WORK, 1, 1, "default, A's pattern given"},
+    };
+    const float one = 1.0f, zero = 0.0f;
+    float *first = host_alloc(size * size, sizeof(float));
+    float *result = host_alloc(size * size, sizeof(float));
+    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+        CHECK(esmm_set_min_planned_work(h, cases[i].limit) == ESMM_STATUS_SUCCESS, "set %s",
+              cases[i].label);
+        cuda_must(cudaMemset(c, 0xFF, bytes), "poison C");
+        const esmm_status_t st =
+            esmm_sgemm_patterns(h, ESMM_OP_N, ESMM_OP_N, size, size, size, &one, a, size,
+                                cases[i].with_pattern ? pattern : NULL, b, size, NULL, &zero,
+                                c, size);
+        esmm_info_t info;
+        CHECK(st == ESMM_STATUS_SUCCESS &&
+                  esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS,
+              "256^3 with min planned work %s: %s", cases[i].label, esmm_status_string(st));
+        CHECK(cases[i].planned ? info.density_a > 0.4 && info.density_a < 0.6
+                               : info.path == ESMM_PATH_DENSE && info.density_a < 0.0 &&
+                                     info.work_fraction == 1.0,
+              "256^3 with min planned work %s: %s, density of A %g, path %d",
+              cases[i].label, cases[i].planned ? "should be planned" : "should run dense unplanned",
+              info.density_a, (int)info.path);
+        device_download(i == 0 ? first : result, c, bytes);
+        int64_t differ = 0;
+        for (int64_t e = 0; i > 0 && e < size * size; e++)
+            differ += float_bits(result[e]) != float_bits(first[e]);
+        CHECK(differ == 0, "256^3 with min planned work %s: %lld elements differ from the "
+                           "unplanned dense result", cases[i].label, (long long)differ);
+    }
+    CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "plan every product");
+    esmm_pattern_destroy(pattern);
+    device_free(a);
+    device_free(b);
+    device_free(c);
+    free(host_a);
+    free(host_b);
+    free(first);
+    free(result);
+}
+
 static void run_copy_cases(esmm_handle_t h)
 {
     const density_t dense_data = {1.0, 1.0};
@@ -684,6 +765,7 @@ int main(void)
                info.multiprocessors);
 
     const double start = now_seconds();
+    check_size_gate(h);
     for (size_t si = 0; si < COUNT_OF(shapes); si++)
         for (size_t di = 0; di < COUNT_OF(densities); di++)
             run_case(h, si, di);

@@ -900,6 +900,31 @@ static const shape_t special_shapes[] = {
     {200, 300, 8, 2, 0},
 };
 
+/* The CPU backend plans every product whatever the handle's min planned
+ * work says (the gate is for CUDA's launches; test_gpu_sparse checks it
+ * there). */
+static void check_cpu_plans_small(const target_t *t)
+{
+    enum { SIZE = 64 };
+    static float a[SIZE * SIZE], b[SIZE * SIZE], c[SIZE * SIZE];
+    uint64_t rng = 0xC9u;
+    for (int i = 0; i < SIZE * SIZE; i++) {
+        a[i] = i % SIZE < SIZE / 2 ? 0.0f : nonzero_value(&rng);
+        b[i] = nonzero_value(&rng);
+    }
+    const float one = 1.0f, zero = 0.0f;
+    esmm_info_t info;
+    CHECK(esmm_set_min_planned_work(t->h, ESMM_DEFAULT_MIN_PLANNED_WORK) == ESMM_STATUS_SUCCESS &&
+              esmm_sgemm(t->h, ESMM_OP_N, ESMM_OP_N, SIZE, SIZE, SIZE, &one, a, SIZE, b, SIZE,
+                         &zero, c, SIZE) == ESMM_STATUS_SUCCESS &&
+              esmm_get_last_info(t->h, &info) == ESMM_STATUS_SUCCESS,
+          "CPU 64^3 with the default min planned work");
+    CHECK(info.density_a > 0.4 && info.density_a < 0.6,
+          "CPU 64^3 with the default min planned work: density of A %g, want it planned",
+          info.density_a);
+    CHECK(esmm_set_min_planned_work(t->h, 0) == ESMM_STATUS_SUCCESS, "plan every product");
+}
+
 static void check_non_finite(const target_t *t)
 {
     const double start = now_seconds();
@@ -1651,6 +1676,8 @@ int main(void)
           esmm_status_string(st));
     if (st != ESMM_STATUS_SUCCESS)
         return check_finish();
+    /* Plans every product, however small: the planned paths are what this covers. */
+    CHECK(esmm_set_min_planned_work(t.h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
     CHECK(esmm_get_backend(t.h, &t.backend) == ESMM_STATUS_SUCCESS, "esmm_get_backend failed");
     if (!find_kernels(&t)) {
         esmm_destroy(t.h);
@@ -1658,6 +1685,8 @@ int main(void)
     }
     printf("backend %s: dense kernel %s, skip kernels %s %s %s\n", backend_label(&t), t.dense,
            t.skip[0], t.skip[1], t.skip[2]);
+    if (t.backend == ESMM_BACKEND_CPU)
+        check_cpu_plans_small(&t);
 
     const double start = now_seconds();
     for (size_t i = 0; i < COUNT_OF(sweep_shapes); i++)

@@ -252,6 +252,8 @@ int main(int argc, char **argv)
           "esmm_create");
     if (r.h == NULL)
         return check_finish();
+    /* Plans every product, however small: the planned paths are what this covers. */
+    CHECK(esmm_set_min_planned_work(r.h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
     if (cuda) {
         /* FP32 arithmetic only: no TF32 whatever the environment says. */
         CHECK(cublasCreate(&r.cublas) == CUBLAS_STATUS_SUCCESS &&

@@ -60,6 +60,7 @@ esmm_status_t esmm_create(esmm_handle_t *handle, esmm_backend_t backend)
     if (ctx == NULL)
         return ESMM_STATUS_ALLOC_FAILED;
     ctx->backend = have_gpu ? ESMM_BACKEND_CUDA : ESMM_BACKEND_CPU;
+    ctx->min_planned_work = ESMM_DEFAULT_MIN_PLANNED_WORK;
     if (ctx->backend == ESMM_BACKEND_CUDA) {
         esmm_status_t st = esmm_cuda_current_device(&ctx->device);
         if (st != ESMM_STATUS_SUCCESS) {
@@ -86,6 +87,26 @@ esmm_status_t esmm_destroy(esmm_handle_t handle)
     esmm_cuda_event_destroy(handle->timer_stop);
     free(handle);
     return st;
+}
+
+esmm_status_t esmm_set_min_planned_work(esmm_handle_t handle, int64_t multiply_adds)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (multiply_adds < 0)
+        return ESMM_STATUS_INVALID_VALUE;
+    handle->min_planned_work = multiply_adds;
+    return ESMM_STATUS_SUCCESS;
+}
+
+esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_adds)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (multiply_adds == NULL)
+        return ESMM_STATUS_INVALID_VALUE;
+    *multiply_adds = handle->min_planned_work;
+    return ESMM_STATUS_SUCCESS;
 }
 
 esmm_status_t esmm_get_backend(esmm_handle_t handle, esmm_backend_t *backend)
@@ -387,7 +408,11 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
     const int maskable = !cuda || p->k <= INT32_MAX - 8;
     if (request->kind == RUN_SKIP && !maskable)
         return ESMM_STATUS_NOT_SUPPORTED;
-    if (request->kind == RUN_DENSE || !maskable) {
+    /* Small products: planning's launches cost more than skipping saves. */
+    const int small = cuda && request->kind == RUN_PLANNED && pattern_a == NULL &&
+                      pattern_b == NULL &&
+                      (double)p->m * (double)p->n * (double)p->k < (double)handle->min_planned_work;
+    if (request->kind == RUN_DENSE || !maskable || small) {
         last->path = ESMM_PATH_DENSE;
         if (!cuda) {
             last->kernel = cpu_kernel_names[0];

@@ -41,6 +41,7 @@ struct esmm_context {
     size_t workspace_bytes;
     int workspace_lent;     /* set by esmm_set_workspace: not ours to free */
     int timing;             /* esmm_set_timing */
+    int64_t min_planned_work; /* esmm_set_min_planned_work */
     void *timer_start, *timer_stop; /* cudaEvent_t, created on first use */
     int *csr_valid_flag;    /* CUDA: esmm_csr_validate's verdict, allocated on first use
                              * (apart from the workspace, so a lent one of any size works
