@@ -1,6 +1,6 @@
 /*
  * How many shared-memory wavefronts a 4-byte cp.async (LDGSTS) costs under
- * three ways of mapping a warp's lanes onto a 128-row x 32-k tile stored
+ * four ways of mapping a warp's lanes onto a 128-row x 32-k tile stored
  * [k][mn] (rows of 132 floats, as the dense kernel's tiles): the question
  * behind the NN dense kernel's bank conflicts (README, targets). Not part of
  * the build; on a GPU:
@@ -28,7 +28,8 @@ constexpr int BLOCKS = 264;
 enum class lane_map {
     rows4_k8,     // a copy covers 4 rows x 8 k (the dense kernel's K_CONTIG loader)
     row1_k32_xor, // one row x 32 k, stored at column mn ^ (k >> 3)
-    row1_k32      // one row x 32 k, stored at column mn
+    row1_k32,     // one row x 32 k, stored at column mn
+    rows2_k16_xor // two rows x 16 k, stored at column mn ^ (((k >> 3) & 1) << 1)
 };
 
 __device__ __forceinline__ void copy4(float *dst, const float *src)
@@ -51,6 +52,18 @@ template <lane_map MAP> __global__ void copy_tiles(const float *x, float *sink)
                 for (int kg = 0; kg < K_TILE / 8; ++kg) {
                     const int mn = warp * 4 + lane / 8 + r * 4 * WARPS, k = kg * 8 + lane % 8;
                     copy4(tile + k * ROW + mn, rows + static_cast<size_t>(mn) * LD + k0 + k);
+                }
+        } else if (MAP == lane_map::rows2_k16_xor) {
+#pragma unroll
+            for (int r = 0; r < ROWS / WARPS / 2; ++r)
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int mn = warp * (ROWS / WARPS) + 2 * r + lane / 16;
+                    const int k = half * 16 + lane % 16;
+                    // Two rows (adjacent banks) by 8 k, twice: the xor moves
+                    // the second 8 k two banks on, so 32 lanes reach 32 banks.
+                    const int column = mn ^ (((k >> 3) & 1) << 1);
+                    copy4(tile + k * ROW + column, rows + static_cast<size_t>(mn) * LD + k0 + k);
                 }
         } else {
 #pragma unroll
@@ -86,9 +99,11 @@ int main()
     cudaEventCreate(&stop);
     void (*const kernels[])(const float *, float *) = {copy_tiles<lane_map::rows4_k8>,
                                                         copy_tiles<lane_map::row1_k32_xor>,
-                                                        copy_tiles<lane_map::row1_k32>};
-    const char *const names[] = {"4 rows x 8 k", "1 row x 32 k, xor", "1 row x 32 k"};
-    for (int i = 0; i < 3; ++i) {
+                                                        copy_tiles<lane_map::row1_k32>,
+                                                        copy_tiles<lane_map::rows2_k16_xor>};
+    const char *const names[] = {"4 rows x 8 k", "1 row x 32 k, xor", "1 row x 32 k",
+                                 "2 rows x 16 k, xor"};
+    for (int i = 0; i < 4; ++i) {
         kernels[i]<<<BLOCKS, WARPS * 32>>>(x, sink);
         cudaEventRecord(start);
         for (int run = 0; run < 10; ++run)
