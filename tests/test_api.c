@@ -532,6 +532,38 @@ static esmm_status_t device_info_null_out(const fixture_t *f, int arg)
     return esmm_get_device_info(f->handle, NULL);
 }
 
+static esmm_status_t set_min_planned_work_null_handle(const fixture_t *f, int arg)
+{
+    (void)f;
+    return esmm_set_min_planned_work(NULL, arg);
+}
+
+/* A refused value must leave the one set before. */
+static esmm_status_t set_min_planned_work_bad(const fixture_t *f, int arg)
+{
+    const esmm_status_t st = esmm_set_min_planned_work(f->handle, arg);
+    int64_t work = -1;
+    CHECK(esmm_get_min_planned_work(f->handle, &work) == ESMM_STATUS_SUCCESS &&
+              work == ESMM_DEFAULT_MIN_PLANNED_WORK,
+          "%s: a refused esmm_set_min_planned_work changed it to %lld",
+          backend_label(f->backend), (long long)work);
+    return st;
+}
+
+static esmm_status_t get_min_planned_work_null_handle(const fixture_t *f, int arg)
+{
+    int64_t work;
+    (void)f;
+    (void)arg;
+    return esmm_get_min_planned_work(NULL, &work);
+}
+
+static esmm_status_t get_min_planned_work_null_out(const fixture_t *f, int arg)
+{
+    (void)arg;
+    return esmm_get_min_planned_work(f->handle, NULL);
+}
+
 static esmm_status_t destroy_null(const fixture_t *f, int arg)
 {
     (void)f;
@@ -581,6 +613,14 @@ static const api_case_t api_cases[] = {
     {"esmm_get_device_info with NULL handle", device_info_null_handle, 0,
      ESMM_STATUS_NOT_INITIALIZED, ON_CPU | ON_CUDA},
     {"esmm_get_device_info with NULL out pointer", device_info_null_out, 0,
+     ESMM_STATUS_INVALID_VALUE, ON_CPU | ON_CUDA},
+    {"esmm_set_min_planned_work with NULL handle", set_min_planned_work_null_handle, 0,
+     ESMM_STATUS_NOT_INITIALIZED, ON_CPU | ON_CUDA},
+    {"esmm_set_min_planned_work(-1)", set_min_planned_work_bad, -1, ESMM_STATUS_INVALID_VALUE,
+     ON_CPU | ON_CUDA},
+    {"esmm_get_min_planned_work with NULL handle", get_min_planned_work_null_handle, 0,
+     ESMM_STATUS_NOT_INITIALIZED, ON_CPU | ON_CUDA},
+    {"esmm_get_min_planned_work with NULL out pointer", get_min_planned_work_null_out, 0,
      ESMM_STATUS_INVALID_VALUE, ON_CPU | ON_CUDA},
     {"esmm_destroy(NULL)", destroy_null, 0, ESMM_STATUS_SUCCESS, ON_CPU | ON_CUDA},
 };
