@@ -165,12 +165,25 @@ typedef enum {
     ESMM_PATH_SPARSE = 2 /* the zero-skipping kernel */
 } esmm_path_t;
 
+/* Whether the last call used masks of zero blocks, and if not, why not
+ * (esmm_info_t.masks). */
+typedef enum {
+    ESMM_MASKS_NONE = 0,        /* nothing to multiply, or a named dense kernel ran */
+    ESMM_MASKS_USED = 1,        /* extracted by the call, or given as patterns */
+    ESMM_MASKS_PROBE_DENSE = 2, /* not extracted: the dense probe found too few zero
+                                   slices to skip, and the dense kernel ran */
+    ESMM_MASKS_SMALL = 3,       /* not extracted: on the GPU, a product under the
+                                   handle's min planned work (esmm_set_min_planned_work)
+                                   runs the dense kernel without planning */
+    ESMM_MASKS_K_TOO_LONG = 4   /* not extracted: on the GPU, k past INT32_MAX - 8, which
+                                   the zero-skipping kernel cannot list; dense */
+} esmm_masks_source_t;
+
 typedef struct {
     esmm_path_t path;
     const char *kernel;      /* name of the kernel that ran */
     double density_a;        /* fraction of op(A)'s (strip, k) slices with a nonzero;
-                                < 0 when the call extracted no masks (a named dense
-                                kernel, or the probe sent the product dense) */
+                                < 0 when the call used no masks (see masks) */
     double density_b;        /* same for op(B)'s (k, strip) slices */
     double work_fraction;    /* fraction of the dense (strip pair, k) work that ran */
     double extraction_ms;    /* time of the probe and both extractions (with the k-major
@@ -178,6 +191,7 @@ typedef struct {
     const char *form;        /* the zero-skipping kernel's form on the GPU, "pair warps",
                                 "strip warps" or "warp lists" (README, How esmm skips
                                 zeros); NULL for other paths and on the CPU backend */
+    esmm_masks_source_t masks; /* whether masks were used, or why none were */
 } esmm_info_t;
 
 /*

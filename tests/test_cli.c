@@ -931,7 +931,8 @@ static void test_json_sweep_rows(const bench_summary_t *base)
     memset(rows, 0, sizeof rows);
     rows[0] = (bench_row_t){.kernel = "esmm", .ran = true, .median_ms = 1.0, .min_ms = 1.0,
                             .max_error = 0.0, .check = "pass", .has_info = true,
-                            .info = {ESMM_PATH_SPARSE, NULL, 0.5, -1.0, 0.25, -1.0},
+                            .info = {ESMM_PATH_SPARSE, NULL, 0.5, -1.0, 0.25, -1.0, NULL,
+                                     ESMM_MASKS_USED},
                             .info_kernel = "sparse-joint"};
     rows[1] = (bench_row_t){.kernel = "esmm", .cached_b = true, .ran = true, .median_ms = 0.5,
                             .min_ms = 0.5, .max_error = 0.0, .check = "pass"};
@@ -953,7 +954,7 @@ static void test_json_sweep_rows(const bench_summary_t *base)
     CHECK(contains(text, "\"target_speedup\": 2.5"), "the end-to-end row carries the target");
     CHECK(contains(text, "\"path\": \"sparse\", \"path_kernel\": \"sparse-joint\", "
                          "\"density_a_measured\": 0.5, \"density_b_measured\": null, "
-                         "\"work_fraction\": 0.25, \"extraction_ms\": null"),
+                         "\"work_fraction\": 0.25, \"extraction_ms\": null, \"masks\": \"used\""),
           "skip stats; unmeasured figures are null");
     CHECK(contains(text, "{\"op\": \"extract\", \"kernel\": \"extract-a\", \"case\": \"random 0.5\""),
           "extraction row");
@@ -972,9 +973,14 @@ static void test_json_sweep_rows(const bench_summary_t *base)
     report_print_table_header(f, &s);
     report_print_row(f, &s, &rows[0]);
     report_print_row(f, &s, &rows[2]);
+    bench_row_t small = rows[0];
+    small.info = (esmm_info_t){ESMM_PATH_DENSE, NULL, -1.0, -1.0, 1.0, -1.0, NULL, ESMM_MASKS_SMALL};
+    report_print_row(f, &s, &small);
     sweep_line_t lines[2] = {
-        {"d = 0.5 (both)", 4096, 2.5, 2.6, 0.8, 0.7, true, {ESMM_PATH_SPARSE, NULL, 0.5, 0.5, 0.25, -1.0, NULL}, "pass"},
-        {"d = 0.25 (both)", 4096, 6.0, 2.6, 1.0, NAN, false, {ESMM_PATH_NONE, NULL, 0, 0, 0, 0, NULL}, "fail"},
+        {"d = 0.5 (both)", 4096, 2.5, 2.6, 0.8, 0.7, true,
+         {ESMM_PATH_SPARSE, NULL, 0.5, 0.5, 0.25, -1.0, NULL, ESMM_MASKS_USED}, "pass"},
+        {"d = 0.25 (both)", 4096, 6.0, 2.6, 1.0, NAN, false,
+         {ESMM_PATH_NONE, NULL, 0, 0, 0, 0, NULL, ESMM_MASKS_NONE}, "fail"},
     };
     report_print_sweep(f, "targets", "cublas", lines, 2);
     fclose(f);
@@ -983,6 +989,10 @@ static void test_json_sweep_rows(const bench_summary_t *base)
     CHECK(contains(text, "skip stats: path sparse, kernel sparse-joint; slice density A 50.00%, B -; "
                          "25.00% of dense work run, 75.00% skipped; probe and extraction not measured"),
           "skip stats line: %s", text);
+    CHECK(!contains(text, "no masks: masks used") &&
+              contains(text, "path dense, kernel sparse-joint; slice density A -, B -") &&
+              contains(text, "no masks: under the size from which esmm_sgemm plans on the GPU"),
+          "a row run dense under the planning size: %s", text);
     CHECK(contains(text, "3.25") && contains(text, "yes") && contains(text, "NO") &&
               contains(text, "targets met: 1 of 2") && contains(text, "25.0%"),
           "sweep table: %s", text);

@@ -377,11 +377,11 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     if (p->probed_dense) {
         CHECK(st == ESMM_STATUS_SUCCESS && info.path == ESMM_PATH_DENSE &&
                   info.density_a < 0.0 && info.density_b < 0.0 && info.work_fraction == 1.0 &&
-                  info.form == NULL,
+                  info.form == NULL && info.masks == ESMM_MASKS_PROBE_DENSE,
               "%s %s: the probe finds too few zero slices; esmm_get_last_info \"%s\", path %d "
-              "densities %.6f / %.6f work %.6f",
+              "densities %.6f / %.6f work %.6f masks %d",
               p->label, path, esmm_status_string(st), (int)info.path, info.density_a,
-              info.density_b, info.work_fraction);
+              info.density_b, info.work_fraction, (int)info.masks);
         return;
     }
     /* The copies the extraction makes: never of a given pattern's operand. */
@@ -640,12 +640,13 @@ static void check_size_gate(esmm_handle_t h)
         CHECK(st == ESMM_STATUS_SUCCESS &&
                   esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS,
               "256^3 with min planned work %s: %s", cases[i].label, esmm_status_string(st));
-        CHECK(cases[i].planned ? info.density_a > 0.4 && info.density_a < 0.6
+        CHECK(cases[i].planned ? info.density_a > 0.4 && info.density_a < 0.6 &&
+                                     info.masks == ESMM_MASKS_USED
                                : info.path == ESMM_PATH_DENSE && info.density_a < 0.0 &&
-                                     info.work_fraction == 1.0,
-              "256^3 with min planned work %s: %s, density of A %g, path %d",
+                                     info.work_fraction == 1.0 && info.masks == ESMM_MASKS_SMALL,
+              "256^3 with min planned work %s: %s, density of A %g, path %d, masks %d",
               cases[i].label, cases[i].planned ? "should be planned" : "should run dense unplanned",
-              info.density_a, (int)info.path);
+              info.density_a, (int)info.path, (int)info.masks);
         device_download(i == 0 ? first : result, c, bytes);
         int64_t differ = 0;
         for (int64_t e = 0; i > 0 && e < size * size; e++)

@@ -668,21 +668,26 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
           path_label(t, path), esmm_status_string(st));
     const char *kernel = info.kernel != NULL ? info.kernel : "(NULL)";
     if (path == PATH_DENSE) {
-        CHECK(info.path == ESMM_PATH_DENSE && strcmp(kernel, t->dense) == 0,
-              "%s %s: reported path %d kernel %s", label, t->dense, (int)info.path, kernel);
+        CHECK(info.path == ESMM_PATH_DENSE && strcmp(kernel, t->dense) == 0 &&
+                  info.masks == ESMM_MASKS_NONE,
+              "%s %s: reported path %d kernel %s masks %d", label, t->dense, (int)info.path,
+              kernel, (int)info.masks);
         return;
     }
     const int skipping = path >= PATH_SKIP_A && path <= PATH_SKIP_JOINT;
     if (!skipping && e->probed_dense) {
         /* The planner's choice, sent dense by the probe: no masks extracted. */
         CHECK(info.path == ESMM_PATH_DENSE && strcmp(kernel, t->dense) == 0 &&
-                  info.density_a < 0.0 && info.density_b < 0.0 && info.work_fraction == 1.0,
+                  info.density_a < 0.0 && info.density_b < 0.0 && info.work_fraction == 1.0 &&
+                  info.masks == ESMM_MASKS_PROBE_DENSE,
               "%s %s: the probe finds too few zero slices; reported path %d kernel %s "
-              "densities %.6f / %.6f work %.6f",
+              "densities %.6f / %.6f work %.6f masks %d",
               label, path_label(t, path), (int)info.path, kernel, info.density_a,
-              info.density_b, info.work_fraction);
+              info.density_b, info.work_fraction, (int)info.masks);
         return;
     }
+    CHECK(info.masks == ESMM_MASKS_USED, "%s %s: masks %d, not used", label,
+          path_label(t, path), (int)info.masks);
     CHECK(near(info.density_a, e->density_a) && near(info.density_b, e->density_b),
           "%s %s: reported densities %.6f / %.6f, the data have %.6f / %.6f", label,
           path_label(t, path), info.density_a, info.density_b, e->density_a, e->density_b);
@@ -1082,14 +1087,15 @@ static void check_planner(const target_t *t)
                     : esmm_sgemm_patterns(t->h, ESMM_OP_N, ESMM_OP_N, m, n, k, alpha, buf.a, lda,
                                           NULL, buf.b, ldb, NULL, &beta, buf.c, ldc);
             esmm_info_t info;
-            memset(&info, 0, sizeof info);
+            memset(&info, 0xA5, sizeof info); /* every field must be written */
             const esmm_status_t info_st = esmm_get_last_info(t->h, &info);
             CHECK(st == ESMM_STATUS_SUCCESS && info_st == ESMM_STATUS_SUCCESS &&
-                      info.path == ESMM_PATH_NONE,
-                  "%s via %s: returned \"%s\", reported path %d (expected ESMM_PATH_NONE)",
+                      info.path == ESMM_PATH_NONE && info.masks == ESMM_MASKS_NONE,
+                  "%s via %s: returned \"%s\", reported path %d masks %d (expected "
+                  "ESMM_PATH_NONE, ESMM_MASKS_NONE)",
                   none_cases[i].what,
                   entry == 0 ? "esmm_sgemm" : entry == 1 ? t->skip[2] : "esmm_sgemm_patterns",
-                  esmm_status_string(st), (int)info.path);
+                  esmm_status_string(st), (int)info.path, (int)info.masks);
         }
     }
     buffers_free(t, &buf);

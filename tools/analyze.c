@@ -322,20 +322,10 @@ static void report_joint(const analysis_t *an)
            percent(joint_slice_density(an->strips_a, strips_a, an->strips_b, strips_b, an->k)));
 }
 
-/* Whether esmm_sgemm runs the product on the dense kernel without planning
- * (CUDA, under the handle's min planned work, *limit). */
-static bool below_min_planned_work(const analysis_t *an, int64_t *limit)
-{
-    *limit = 0;
-    return an->cuda && esmm_get_min_planned_work(an->handle, limit) == ESMM_STATUS_SUCCESS &&
-           (double)an->m * (double)an->n * (double)an->k < (double)*limit;
-}
-
 /* One esmm_sgemm on the backend, and what esmm_get_last_info says of it. */
 static int report_esmm_run(analysis_t *an, const analyze_options_t *o)
 {
     cli_error_t err = {""};
-    int64_t limit;
     size_t c_bytes = (size_t)(an->m * an->n) * sizeof(float);
     cudaError_t e = cudaSuccess;
     if (an->cuda)
@@ -370,13 +360,8 @@ static int report_esmm_run(analysis_t *an, const analyze_options_t *o)
                "%.2f%%\n",
                percent(info.density_a), percent(info.density_b), percent(info.work_fraction),
                percent(1.0 - info.work_fraction));
-    else if (below_min_planned_work(an, &limit))
-        printf("  no masks extracted: under the %" PRId64 " multiply-adds from which esmm_sgemm "
-               "plans on the GPU (esmm_set_min_planned_work), it ran the dense kernel directly\n",
-               limit);
     else
-        printf("  no masks extracted: the dense probe found too few zero slices to skip; ran "
-               "all of the dense work\n");
+        printf("  no masks extracted: %s\n", report_masks_reason(info.masks));
     if (info.extraction_ms >= 0.0)
         printf("  probe and pattern extraction (both operands): %.4f ms\n", info.extraction_ms);
     return ESMM_EXIT_OK;

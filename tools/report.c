@@ -78,6 +78,34 @@ const char *report_path_name(esmm_path_t path)
     return "unknown";
 }
 
+const char *report_masks_name(esmm_masks_source_t masks)
+{
+    switch (masks) {
+    case ESMM_MASKS_NONE: return "none";
+    case ESMM_MASKS_USED: return "used";
+    case ESMM_MASKS_PROBE_DENSE: return "probe-dense";
+    case ESMM_MASKS_SMALL: return "small";
+    case ESMM_MASKS_K_TOO_LONG: return "k-too-long";
+    }
+    return "unknown";
+}
+
+const char *report_masks_reason(esmm_masks_source_t masks)
+{
+    switch (masks) {
+    case ESMM_MASKS_NONE: return "none asked for (nothing to multiply, or a dense kernel named)";
+    case ESMM_MASKS_USED: return "masks used";
+    case ESMM_MASKS_PROBE_DENSE:
+        return "the dense probe found too few zero slices to skip; ran all of the dense work";
+    case ESMM_MASKS_SMALL:
+        return "under the size from which esmm_sgemm plans on the GPU "
+               "(esmm_set_min_planned_work), it ran the dense kernel directly";
+    case ESMM_MASKS_K_TOO_LONG:
+        return "k is longer than the zero-skipping kernel can list; ran the dense kernel";
+    }
+    return "unknown";
+}
+
 /* "12.50%", or "-" for a density the call did not extract (negative). */
 static void format_density(double density, char *out, size_t cap)
 {
@@ -107,6 +135,8 @@ static void print_info(FILE *f, const bench_row_t *row)
         fprintf(f, "%.4f ms\n", info->extraction_ms);
     else
         fprintf(f, "not measured\n");
+    if (info->masks != ESMM_MASKS_USED)
+        fprintf(f, "    no masks: %s\n", report_masks_reason(info->masks));
 }
 
 void report_print_row(FILE *f, const bench_summary_t *s, const bench_row_t *row)
@@ -172,6 +202,7 @@ static void write_info(FILE *f, const bench_row_t *row)
     field_number(f, "density_b_measured", info->density_b >= 0.0 ? info->density_b : NAN);
     field_number(f, "work_fraction", info->work_fraction);
     field_number(f, "extraction_ms", info->extraction_ms >= 0.0 ? info->extraction_ms : NAN);
+    field_string(f, "masks", report_masks_name(info->masks));
 }
 
 static void write_result(FILE *f, const bench_summary_t *s, const bench_row_t *row)

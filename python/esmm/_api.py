@@ -9,6 +9,8 @@ from . import _lib
 from ._arrays import _is_torch, describe, empty_like, on_device, same_place, zero_fraction
 
 _PATHS = {0: "none", 1: "dense", 2: "sparse"}
+# esmm_masks_source_t: whether the product used masks, or why not.
+_MASKS = {0: "none", 1: "used", 2: "probe-dense", 3: "small", 4: "k-too-long"}
 
 
 def _op(transpose):
@@ -125,6 +127,9 @@ class Analysis:
     path: Optional[str] = None  # "dense", "sparse" or "none"
     kernel: Optional[str] = None
     work_fraction: Optional[float] = None  # of the dense work that ran
+    # "used", or why no masks were: "probe-dense", "small" (under
+    # esmm_set_min_planned_work's size on the GPU), "k-too-long" or "none"
+    masks: Optional[str] = None
 
 
 def analyze(a, b=None, *, transpose_a=False, transpose_b=False):
@@ -148,6 +153,7 @@ def analyze(a, b=None, *, transpose_a=False, transpose_b=False):
     result.path = _PATHS.get(info.path, str(info.path))
     result.kernel = info.kernel.decode() if info.kernel else None
     result.work_fraction = info.work_fraction
+    result.masks = _MASKS.get(info.masks, str(info.masks))
     return result
 
 

@@ -43,6 +43,7 @@ class info_t(ctypes.Structure):
         ("work_fraction", ctypes.c_double),
         ("extraction_ms", ctypes.c_double),
         ("form", ctypes.c_char_p),
+        ("masks", ctypes.c_int),
     ]
 
 

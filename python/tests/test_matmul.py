@@ -38,7 +38,7 @@ def test_sparse_operands_take_the_skipping_path(rng):
     a = blocky(rng, 256, 256, 0.125)
     b = blocky(rng, 256, 256, 0.125)
     info = esmm.analyze(a, b)
-    assert info.path == "sparse" and info.work_fraction < 0.5
+    assert info.path == "sparse" and info.work_fraction < 0.5 and info.masks == "used"
     assert_close(esmm.matmul(a, b), *reference(a, b))
 
 
@@ -68,6 +68,7 @@ def test_analyze_reports_the_pattern(rng):
     assert info.zero_fraction_a == pytest.approx(np.mean(a == 0))
     full = esmm.analyze(np.ones((64, 64), np.float32), np.ones((64, 64), np.float32))
     assert full.path == "dense" and full.slice_density_a == 1.0 and full.work_fraction == 1.0
+    assert full.masks == "probe-dense"
 
 
 def test_reused_pattern_gives_the_same_bits(rng):

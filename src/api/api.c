@@ -359,6 +359,7 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
     last->planned = 1;
     last->path = ESMM_PATH_SPARSE;
     last->kernel = request->name;
+    last->masks = ESMM_MASKS_USED;
     if (cuda) {
         const esmm_masks_t masks = {a.bits, a.nonfinite, b.bits, b.nonfinite};
         last->device_stats = stats;
@@ -414,6 +415,9 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
                       (double)p->m * (double)p->n * (double)p->k < (double)handle->min_planned_work;
     if (request->kind == RUN_DENSE || !maskable || small) {
         last->path = ESMM_PATH_DENSE;
+        last->masks = request->kind == RUN_DENSE ? ESMM_MASKS_NONE
+                      : !maskable                ? ESMM_MASKS_K_TOO_LONG
+                                                 : ESMM_MASKS_SMALL;
         if (!cuda) {
             last->kernel = cpu_kernel_names[0];
             return esmm_cpu_sgemm(p);

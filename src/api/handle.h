@@ -25,6 +25,7 @@ static inline int esmm_matrix_fits(int64_t rows, int64_t ld)
 typedef struct {
     esmm_path_t path;
     const char *kernel;     /* the kernel, or NULL when the plan decides on the device */
+    esmm_masks_source_t masks; /* as known on the host; a probe's verdict is read after */
     int64_t m, n, k;
     int planned;            /* stats describe this call */
     int timed;              /* timer events bracket its extractions */

@@ -146,6 +146,7 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
     info->work_fraction = last->path == ESMM_PATH_NONE ? 0.0 : 1.0;
     info->extraction_ms = -1.0;
     info->form = NULL;
+    info->masks = last->masks;
     if (!last->planned)
         return ESMM_STATUS_SUCCESS;
     esmm_plan_stats_t stats = last->host_stats;
@@ -165,7 +166,9 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
     }
     /* Where the probe sent the product dense no masks were extracted, and
      * the plan's decision was left dense. */
-    if (!esmm_probe_dense(&stats)) {
+    if (esmm_probe_dense(&stats)) {
+        info->masks = ESMM_MASKS_PROBE_DENSE;
+    } else {
         const unsigned long long k = (unsigned long long)last->k;
         info->density_a =
             fraction(stats.bits_a, (unsigned long long)esmm_pattern_strips(last->m) * k);
