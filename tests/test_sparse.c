@@ -924,9 +924,10 @@ static void check_cpu_plans_small(const target_t *t)
                          &zero, c, SIZE) == ESMM_STATUS_SUCCESS &&
               esmm_get_last_info(t->h, &info) == ESMM_STATUS_SUCCESS,
           "CPU 64^3 with the default min planned work");
-    CHECK(info.density_a > 0.4 && info.density_a < 0.6,
-          "CPU 64^3 with the default min planned work: density of A %g, want it planned",
-          info.density_a);
+    CHECK(info.density_a > 0.4 && info.density_a < 0.6 && info.masks == ESMM_MASKS_USED,
+          "CPU 64^3 with the default min planned work: density of A %g, masks %d, want it "
+          "planned",
+          info.density_a, (int)info.masks);
     CHECK(esmm_set_min_planned_work(t->h, 0) == ESMM_STATUS_SUCCESS, "plan every product");
 }
 
