@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
     const esmm_gemm_problem_t p = layer_problem<SPLIT, TRANSPOSED_C>(whole, layers);
     extern __shared__ __align__(16) float smem[];
     float *a_smem = smem;
-    float *b_smem = smem + cfg::STAGES * cfg::STAGE_FLOATS;
+    float *b_smem = smem + cfg::STAGES * cfg::A_STAGE;
 
     int64_t tile_m, tile_n;
     pipelined_tile_coords<cfg>(p.m, p.n, tile_m, tile_n);
@@ -41,8 +41,8 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
 
     // Copies k-tile kt into a stage; only the last, partial tile checks k.
     auto issue = [&](int64_t kt, int stage) {
-        float *a_stage = a_smem + stage * cfg::STAGE_FLOATS;
-        float *b_stage = b_smem + stage * cfg::STAGE_FLOATS;
+        float *a_stage = a_smem + stage * cfg::A_STAGE;
+        float *b_stage = b_smem + stage * cfg::B_STAGE;
         if (kt < full_k_tiles) {
             a_load.template issue<false>(a_stage, kt, p.k, p.lda);
             b_load.template issue<false>(b_stage, kt, p.k, p.ldb);
@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
         // computing tile kt-1, whose stage the next copy overwrites.
         __syncthreads();
         issue(kt + cfg::STAGES - 1, write_stage);
-        acc.multiply_tile(a_smem + read_stage * cfg::STAGE_FLOATS,
-                          b_smem + read_stage * cfg::STAGE_FLOATS);
+        acc.multiply_tile(a_smem + read_stage * cfg::A_STAGE,
+                          b_smem + read_stage * cfg::B_STAGE);
         read_stage = read_stage + 1 == cfg::STAGES ? 0 : read_stage + 1;
         write_stage = write_stage + 1 == cfg::STAGES ? 0 : write_stage + 1;
     }
@@ -82,10 +82,17 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
 // (8x16 per thread, 1 CTA per SM: NN 0.84-0.90x against 0.94x), whose
 // compiled inner loop issues worse than cuBLAS's; so did 8x16 and 16x8 per
 // thread in 128x128 tiles of 128 threads at 2 CTAs per SM (NN 0.84-0.88x).
-using config = pipelined_config<32, 3>;
+using wide_tiles = pipelined_config<32, 3>;
+// Where C is at most NARROW_SIDE wide or tall, 128x128 tiles would compute
+// mostly values past C (118 of 128 columns at n = 10), so its narrow side
+// takes 32 columns of 64x32 tiles: 128 threads of 4x4 values, more CTAs for
+// the SMs. The same k-tiles and splits keep every value's sum, and so its
+// bits, those of the wide tiles and the skipping kernels.
+using narrow_tiles = pipelined_config<32, 3, 64, 32, 1, 1, 4>;
+constexpr int64_t NARROW_SIDE = 64;
 
-// Launches the kernel for the layouts dispatch_layouts picks.
-struct pipelined_launch {
+// Launches the kernel in tile form cfg for the layouts the dispatch picks.
+template <class cfg> struct pipelined_launch {
     dense_gate gate;
     float *partials;
     cudaStream_t stream;
@@ -93,7 +100,6 @@ struct pipelined_launch {
     template <tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C>
     cudaError_t run(const esmm_gemm_problem_t &p)
     {
-        using cfg = config;
         const k_layers layers = split_layers(p, partials);
         auto kernel = layers.count > 1
                           ? pipelined_kernel<cfg, A_LAYOUT, B_LAYOUT, TRANSPOSED_C, true>
@@ -108,10 +114,17 @@ cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan
                                    bool settled, float *partials, const float *wide_copy,
                                    cudaStream_t stream)
 {
-    pipelined_launch launch = {dense_gate{gate, settled}, partials, stream};
     const esmm_copied_t copied =
         wide_copy != nullptr ? esmm_dense_copy(p.m, p.n, p.op_a, p.op_b) : ESMM_COPY_NONE;
     const float *copy =
         copied != ESMM_COPY_NONE ? wide_copy + copy_offset(p, copied) : nullptr;
-    return dispatch_layouts(reading_copy(p, copied, copy), launch);
+    const esmm_gemm_problem_t q = reading_copy(p, copied, copy);
+    if (q.m <= NARROW_SIDE || q.n <= NARROW_SIDE) {
+        pipelined_launch<narrow_tiles> launch = {dense_gate{gate, settled}, partials, stream};
+        // The narrower side of C runs along the tiles' 32 columns.
+        return q.n <= q.m ? dispatch_operand_layouts<false>(q, launch)
+                          : dispatch_operand_layouts<true>(transposed_problem(q), launch);
+    }
+    pipelined_launch<wide_tiles> launch = {dense_gate{gate, settled}, partials, stream};
+    return dispatch_layouts(q, launch);
 }

@@ -15,29 +15,30 @@ extern "C" {
 #include "cuda/launch_cache.cuh"
 
 // K_TILE (k per pipeline stage) and STAGE_COUNT are set by the kernel that
-// uses the tile; the thread layout is fixed.
-template <int K_TILE, int STAGE_COUNT> struct pipelined_config {
-    static constexpr int BM = 128; // C tile rows per CTA
-    static constexpr int BN = 128; // C tile columns per CTA
+// uses the tile, as are the C tile (TILE_M x TILE_N), the 4x4 quadrants each
+// thread owns along m and n, and the CTAs per SM the registers are set for.
+template <int K_TILE, int STAGE_COUNT, int TILE_M = 128, int TILE_N = 128, int QUADS_M = 2,
+          int QUADS_N = 2, int CTAS_PER_SM = 2>
+struct pipelined_config {
+    static constexpr int BM = TILE_M; // C tile rows per CTA
+    static constexpr int BN = TILE_N; // C tile columns per CTA
     static constexpr int BK = K_TILE;
     static constexpr int STAGES = STAGE_COUNT;
     // Each thread owns QM x QN quadrants of 4x4 C values, BM/QM rows and
     // BN/QN columns apart.
-    static constexpr int QM = 2;
-    static constexpr int QN = 2;
+    static constexpr int QM = QUADS_M;
+    static constexpr int QN = QUADS_N;
     static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
     static constexpr int WARPS = THREADS / 32;
-    // Shared rows hold BM (= BN) values plus 4 of padding: a multiple of 4
-    // keeps float4 reads aligned, and 132 = 4 (mod 32) spreads the transposing
-    // 4-byte copies of a warp (8 k x 4 m) over all 32 banks.
-    static constexpr int ROW = BM + 4;
-    static constexpr int STAGE_FLOATS = BK * ROW;
-    static constexpr int SMEM_BYTES = 2 * STAGES * STAGE_FLOATS * (int)sizeof(float);
-    // CTAs per SM the register budget is set for (__launch_bounds__).
-    static constexpr int MIN_CTAS_PER_SM = 2;
+    // Shared rows hold BM (BN) values plus 4 of padding: a multiple of 4
+    // keeps float4 reads aligned, and 4 (mod 32) spreads the transposing
+    // 4-byte copies of a warp (8 k x 4 mn) over all 32 banks.
+    static constexpr int A_ROW = BM + 4, B_ROW = BN + 4;
+    static constexpr int A_STAGE = BK * A_ROW, B_STAGE = BK * B_ROW;
+    static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float);
+    static constexpr int MIN_CTAS_PER_SM = CTAS_PER_SM;
     // Tile rows walked together, so concurrent CTAs share A and B panels in L2.
     static constexpr int GROUP_M = 8;
-    static_assert(BM == BN, "one loader geometry serves both operands");
     static_assert(BK % 8 == 0, "transposing loads cover 8 k per warp");
     static_assert((BN / (4 * QN)) % 8 == 0, "a warp spans 8 thread columns");
 };
@@ -584,7 +585,7 @@ template <class cfg> struct warp_tile_accumulator {
     {
 #pragma unroll
         for (int kk = 0; kk < cfg::BK; ++kk)
-            multiply_k(a_stage + kk * cfg::ROW, b_stage + kk * cfg::ROW);
+            multiply_k(a_stage + kk * cfg::A_ROW, b_stage + kk * cfg::B_ROW);
     }
 
     // C = alpha * acc + beta * C over the in-bounds part of the thread's block;
