@@ -175,8 +175,11 @@ typedef enum {
     ESMM_MASKS_SMALL = 3,       /* not extracted: on the GPU, a product under the
                                    handle's min planned work (esmm_set_min_planned_work)
                                    runs the dense kernel without planning */
-    ESMM_MASKS_K_TOO_LONG = 4   /* not extracted: on the GPU, k past INT32_MAX - 8, which
+    ESMM_MASKS_K_TOO_LONG = 4,  /* not extracted: on the GPU, k past INT32_MAX - 8, which
                                    the zero-skipping kernel cannot list; dense */
+    ESMM_MASKS_NARROW = 5       /* not extracted: on the GPU, C at most ESMM_NARROW_C_SIDE
+                                   wide or tall runs the dense kernel without planning
+                                   (esmm_set_min_planned_work) */
 } esmm_masks_source_t;
 
 typedef struct {
@@ -217,6 +220,15 @@ esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
  * gives ESMM_STATUS_INVALID_VALUE.
  */
 #define ESMM_DEFAULT_MIN_PLANNED_WORK ((int64_t)1 << 28)
+/*
+ * Unless the minimum is 0, a product whose C has at most this many rows or
+ * columns also runs the dense kernel without planning (masks
+ * ESMM_MASKS_NARROW): the dense kernel then reads op(A) and op(B) about once,
+ * as their extraction alone would, so skipping cannot repay it (on the H100,
+ * 4096 x 32 x 4096 took 0.051 ms dense and 0.061-0.083 ms planned with
+ * either or both operands at an eighth or a quarter of the blocks nonzero).
+ */
+#define ESMM_NARROW_C_SIDE 32
 esmm_status_t esmm_set_min_planned_work(esmm_handle_t handle, int64_t multiply_adds);
 esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_adds);
 

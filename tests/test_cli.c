@@ -976,6 +976,9 @@ static void test_json_sweep_rows(const bench_summary_t *base)
     bench_row_t small = rows[0];
     small.info = (esmm_info_t){ESMM_PATH_DENSE, NULL, -1.0, -1.0, 1.0, -1.0, NULL, ESMM_MASKS_SMALL};
     report_print_row(f, &s, &small);
+    bench_row_t narrow = small;
+    narrow.info.masks = ESMM_MASKS_NARROW;
+    report_print_row(f, &s, &narrow);
     sweep_line_t lines[2] = {
         {"d = 0.5 (both)", 4096, 2.5, 2.6, 0.8, 0.7, true,
          {ESMM_PATH_SPARSE, NULL, 0.5, 0.5, 0.25, -1.0, NULL, ESMM_MASKS_USED}, "pass"},
@@ -993,6 +996,8 @@ static void test_json_sweep_rows(const bench_summary_t *base)
               contains(text, "path dense, kernel sparse-joint; slice density A -, B -") &&
               contains(text, "no masks: under the size from which esmm_sgemm plans on the GPU"),
           "a row run dense under the planning size: %s", text);
+    CHECK(contains(text, "no masks: C is at most ESMM_NARROW_C_SIDE (32) wide or tall"),
+          "a row run dense as C is narrow: %s", text);
     CHECK(contains(text, "3.25") && contains(text, "yes") && contains(text, "NO") &&
               contains(text, "targets met: 1 of 2") && contains(text, "25.0%"),
           "sweep table: %s", text);

@@ -588,73 +588,72 @@ static const struct {
     {{2300, 300, 517, 0, 0}, 3, ESMM_COPY_B},
 };
 
-/* The size gate (esmm_set_min_planned_work): a product below it runs the
- * dense kernel unplanned, at it the planner runs, with the same bits either
- * way; a product given a pattern is planned at any size (its misuse
- * statuses are in test_api). Leaves the handle planning every product. */
-static void check_size_gate(esmm_handle_t h)
+/* The size gate (esmm_set_min_planned_work): a product below it, or one whose
+ * C is at most ESMM_NARROW_C_SIDE wide or tall, runs the dense kernel
+ * unplanned, at it (or with the minimum at 0) the planner runs, with the same
+ * bits either way; a product given a pattern is planned at any size and shape
+ * (its misuse statuses are in test_api). A is zero over the first half of k,
+ * worth planning were the product large and wide. Leaves the handle planning
+ * every product. */
+typedef struct {
+    int64_t limit;
+    int with_pattern;
+    esmm_masks_source_t masks; /* what esmm_get_last_info must report */
+    const char *label;
+} gate_case_t;
+
+static void check_gate_shape(esmm_handle_t h, int64_t m, int64_t n, int64_t k,
+                             const gate_case_t *cases, size_t count)
 {
-    const int64_t size = 256;
-    int64_t got = -1;
-    CHECK(esmm_get_min_planned_work(h, &got) == ESMM_STATUS_SUCCESS &&
-              got == ESMM_DEFAULT_MIN_PLANNED_WORK,
-          "a new handle's min planned work: %lld", (long long)got);
-    float *host_a = host_alloc(size * size, sizeof(float));
-    float *host_b = host_alloc(size * size, sizeof(float));
+    float *host_a = host_alloc(m * k, sizeof(float));
+    float *host_b = host_alloc(k * n, sizeof(float));
     uint64_t rng = 0x6A7Eu;
-    /* A zero over the first half of k: worth planning, were it large. */
-    for (int64_t i = 0; i < size * size; i++) {
-        host_a[i] = i % size < size / 2 ? 0.0f : nonzero_value(&rng);
+    for (int64_t i = 0; i < m * k; i++)
+        host_a[i] = i % k < k / 2 ? 0.0f : nonzero_value(&rng);
+    for (int64_t i = 0; i < k * n; i++)
         host_b[i] = nonzero_value(&rng);
-    }
-    const size_t bytes = (size_t)(size * size) * sizeof(float);
-    float *a = device_alloc(bytes), *b = device_alloc(bytes), *c = device_alloc(bytes);
-    device_upload(a, host_a, bytes);
-    device_upload(b, host_b, bytes);
+    const size_t a_bytes = (size_t)(m * k) * sizeof(float);
+    const size_t b_bytes = (size_t)(k * n) * sizeof(float);
+    const size_t c_bytes = (size_t)(m * n) * sizeof(float);
+    float *a = device_alloc(a_bytes), *b = device_alloc(b_bytes), *c = device_alloc(c_bytes);
+    device_upload(a, host_a, a_bytes);
+    device_upload(b, host_b, b_bytes);
     esmm_pattern_t pattern = NULL;
-    CHECK(esmm_pattern_extract_a(h, ESMM_OP_N, size, size, a, size, &pattern) ==
-              ESMM_STATUS_SUCCESS, "pattern of A");
-    static const struct {
-        int64_t limit;
-        int with_pattern, planned;
-        const char *label;
-    } cases[] = {
-        {ESMM_DEFAULT_MIN_PLANNED_WORK, 0, 0, "default"},
-        {0, 0, 1, "0"},
-        {256 * 256 * 256, 0, 1, "the product's own work"},
-        {256 * 256 * 256 + 1, 0, 0, "one more than its work"},
-        {ESMM_DEFAULT_MIN_PLANNED_WORK, 1, 1, "default, A's pattern given"},
-    };
+    CHECK(esmm_pattern_extract_a(h, ESMM_OP_N, m, k, a, k, &pattern) == ESMM_STATUS_SUCCESS,
+          "pattern of A");
     const float one = 1.0f, zero = 0.0f;
-    float *first = host_alloc(size * size, sizeof(float));
-    float *result = host_alloc(size * size, sizeof(float));
-    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+    float *first = host_alloc(m * n, sizeof(float));
+    float *result = host_alloc(m * n, sizeof(float));
+    for (size_t i = 0; i < count; i++) {
         CHECK(esmm_set_min_planned_work(h, cases[i].limit) == ESMM_STATUS_SUCCESS, "set %s",
               cases[i].label);
-        cuda_must(cudaMemset(c, 0xFF, bytes), "poison C");
+        cuda_must(cudaMemset(c, 0xFF, c_bytes), "poison C");
         const esmm_status_t st =
-            esmm_sgemm_patterns(h, ESMM_OP_N, ESMM_OP_N, size, size, size, &one, a, size,
-                                cases[i].with_pattern ? pattern : NULL, b, size, NULL, &zero,
-                                c, size);
+            esmm_sgemm_patterns(h, ESMM_OP_N, ESMM_OP_N, m, n, k, &one, a, k,
+                                cases[i].with_pattern ? pattern : NULL, b, n, NULL, &zero, c, n);
         esmm_info_t info;
         CHECK(st == ESMM_STATUS_SUCCESS &&
                   esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS,
-              "256^3 with min planned work %s: %s", cases[i].label, esmm_status_string(st));
-        CHECK(cases[i].planned ? info.density_a > 0.4 && info.density_a < 0.6 &&
-                                     info.masks == ESMM_MASKS_USED
-                               : info.path == ESMM_PATH_DENSE && info.density_a < 0.0 &&
-                                     info.work_fraction == 1.0 && info.masks == ESMM_MASKS_SMALL,
-              "256^3 with min planned work %s: %s, density of A %g, path %d, masks %d",
-              cases[i].label, cases[i].planned ? "should be planned" : "should run dense unplanned",
-              info.density_a, (int)info.path, (int)info.masks);
-        device_download(i == 0 ? first : result, c, bytes);
+              "%lldx%lldx%lld with min planned work %s: %s", (long long)m, (long long)n,
+              (long long)k, cases[i].label, esmm_status_string(st));
+        const int planned = cases[i].masks == ESMM_MASKS_USED;
+        CHECK(info.masks == cases[i].masks &&
+                  (planned ? info.density_a > 0.4 && info.density_a < 0.6
+                           : info.path == ESMM_PATH_DENSE && info.density_a < 0.0 &&
+                                 info.work_fraction == 1.0),
+              "%lldx%lldx%lld with min planned work %s: should report masks %d, reported "
+              "masks %d, density of A %g, path %d",
+              (long long)m, (long long)n, (long long)k, cases[i].label, (int)cases[i].masks,
+              (int)info.masks, info.density_a, (int)info.path);
+        device_download(i == 0 ? first : result, c, c_bytes);
         int64_t differ = 0;
-        for (int64_t e = 0; i > 0 && e < size * size; e++)
+        for (int64_t e = 0; i > 0 && e < m * n; e++)
             differ += float_bits(result[e]) != float_bits(first[e]);
-        CHECK(differ == 0, "256^3 with min planned work %s: %lld elements differ from the "
-                           "unplanned dense result", cases[i].label, (long long)differ);
+        CHECK(differ == 0,
+              "%lldx%lldx%lld with min planned work %s: %lld elements differ from the first "
+              "case's result",
+              (long long)m, (long long)n, (long long)k, cases[i].label, (long long)differ);
     }
-    CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "plan every product");
     esmm_pattern_destroy(pattern);
     device_free(a);
     device_free(b);
@@ -663,6 +662,38 @@ static void check_size_gate(esmm_handle_t h)
     free(host_b);
     free(first);
     free(result);
+}
+
+static void check_size_gate(esmm_handle_t h)
+{
+    int64_t got = -1;
+    CHECK(esmm_get_min_planned_work(h, &got) == ESMM_STATUS_SUCCESS &&
+              got == ESMM_DEFAULT_MIN_PLANNED_WORK,
+          "a new handle's min planned work: %lld", (long long)got);
+    const int64_t work = 256 * 256 * 256;
+    const gate_case_t cube[] = {
+        {ESMM_DEFAULT_MIN_PLANNED_WORK, 0, ESMM_MASKS_SMALL, "default"},
+        {0, 0, ESMM_MASKS_USED, "0"},
+        {work, 0, ESMM_MASKS_USED, "the product's own work"},
+        {work + 1, 0, ESMM_MASKS_SMALL, "one more than its work"},
+        {ESMM_DEFAULT_MIN_PLANNED_WORK, 1, ESMM_MASKS_USED, "default, A's pattern given"},
+    };
+    check_gate_shape(h, 256, 256, 256, cube, COUNT_OF(cube));
+    /* 2^28 multiply-adds: at the default minimum, only the narrow side decides. */
+    const gate_case_t narrow[] = {
+        {ESMM_DEFAULT_MIN_PLANNED_WORK, 0, ESMM_MASKS_NARROW, "default"},
+        {0, 0, ESMM_MASKS_USED, "0"},
+        {1, 0, ESMM_MASKS_NARROW, "1"},
+        {ESMM_DEFAULT_MIN_PLANNED_WORK, 1, ESMM_MASKS_USED, "default, A's pattern given"},
+    };
+    check_gate_shape(h, ESMM_NARROW_C_SIDE, 4096, 2048, narrow, COUNT_OF(narrow));
+    check_gate_shape(h, 4096, ESMM_NARROW_C_SIDE, 2048, narrow, COUNT_OF(narrow));
+    const gate_case_t wider[] = {
+        {ESMM_DEFAULT_MIN_PLANNED_WORK, 0, ESMM_MASKS_USED, "default"},
+        {work, 0, ESMM_MASKS_USED, "256^3"},
+    };
+    check_gate_shape(h, ESMM_NARROW_C_SIDE + 1, 4096, 2048, wider, COUNT_OF(wider));
+    CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "plan every product");
 }
 
 static void run_copy_cases(esmm_handle_t h)

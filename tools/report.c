@@ -86,6 +86,7 @@ const char *report_masks_name(esmm_masks_source_t masks)
     case ESMM_MASKS_PROBE_DENSE: return "probe-dense";
     case ESMM_MASKS_SMALL: return "small";
     case ESMM_MASKS_K_TOO_LONG: return "k-too-long";
+    case ESMM_MASKS_NARROW: return "narrow";
     }
     return "unknown";
 }
@@ -102,6 +103,9 @@ const char *report_masks_reason(esmm_masks_source_t masks)
                "(esmm_set_min_planned_work), it ran the dense kernel directly";
     case ESMM_MASKS_K_TOO_LONG:
         return "k is longer than the zero-skipping kernel can list; ran the dense kernel";
+    case ESMM_MASKS_NARROW:
+        return "C is at most ESMM_NARROW_C_SIDE (32) wide or tall: the dense kernel reads the "
+               "operands about once, as extracting them would; ran it directly";
     }
     return "unknown";
 }

@@ -70,7 +70,7 @@ void report_row_label(const bench_row_t *row, char *out, size_t cap);
 const char *report_path_name(esmm_path_t path);
 
 /* esmm_info_t.masks: a short name ("used", "probe-dense", "small",
- * "k-too-long" or "none") for results files, and a sentence saying why no
+ * "narrow", "k-too-long" or "none") for results files, and a sentence saying why no
  * masks were used. */
 const char *report_masks_name(esmm_masks_source_t masks);
 const char *report_masks_reason(esmm_masks_source_t masks);

@@ -10,7 +10,7 @@ from ._arrays import _is_torch, describe, empty_like, on_device, same_place, zer
 
 _PATHS = {0: "none", 1: "dense", 2: "sparse"}
 # esmm_masks_source_t: whether the product used masks, or why not.
-_MASKS = {0: "none", 1: "used", 2: "probe-dense", 3: "small", 4: "k-too-long"}
+_MASKS = {0: "none", 1: "used", 2: "probe-dense", 3: "small", 4: "k-too-long", 5: "narrow"}
 
 
 def _op(transpose):
@@ -128,7 +128,8 @@ class Analysis:
     kernel: Optional[str] = None
     work_fraction: Optional[float] = None  # of the dense work that ran
     # "used", or why no masks were: "probe-dense", "small" (under
-    # esmm_set_min_planned_work's size on the GPU), "k-too-long" or "none"
+    # esmm_set_min_planned_work's size on the GPU), "narrow" (C at most 32
+    # wide or tall, on the GPU), "k-too-long" or "none"
     masks: Optional[str] = None
 
 

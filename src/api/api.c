@@ -409,15 +409,19 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
     const int maskable = !cuda || p->k <= INT32_MAX - 8;
     if (request->kind == RUN_SKIP && !maskable)
         return ESMM_STATUS_NOT_SUPPORTED;
-    /* Small products: planning's launches cost more than skipping saves. */
-    const int small = cuda && request->kind == RUN_PLANNED && pattern_a == NULL &&
-                      pattern_b == NULL &&
-                      (double)p->m * (double)p->n * (double)p->k < (double)handle->min_planned_work;
-    if (request->kind == RUN_DENSE || !maskable || small) {
+    /* Small products: planning's launches cost more than skipping saves. Narrow
+     * ones: the dense kernel reads the operands about once, as the extraction would. */
+    const int gated = cuda && request->kind == RUN_PLANNED && pattern_a == NULL &&
+                      pattern_b == NULL && handle->min_planned_work > 0;
+    const int small =
+        gated && (double)p->m * (double)p->n * (double)p->k < (double)handle->min_planned_work;
+    const int narrow = gated && (p->m <= ESMM_NARROW_C_SIDE || p->n <= ESMM_NARROW_C_SIDE);
+    if (request->kind == RUN_DENSE || !maskable || small || narrow) {
         last->path = ESMM_PATH_DENSE;
         last->masks = request->kind == RUN_DENSE ? ESMM_MASKS_NONE
                       : !maskable                ? ESMM_MASKS_K_TOO_LONG
-                                                 : ESMM_MASKS_SMALL;
+                      : small                    ? ESMM_MASKS_SMALL
+                                                 : ESMM_MASKS_NARROW;
         if (!cuda) {
             last->kernel = cpu_kernel_names[0];
             return esmm_cpu_sgemm(p);
