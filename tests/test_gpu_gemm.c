@@ -63,11 +63,14 @@ static const shape_t shapes[] = {
     {1000, 1024, 999, SWEEP_REDUCED, 1},
     {97, 10, 2500, SWEEP_REDUCED, 1}, /* split-K: 1 C tile, k in 27 ranges, the last of 4 */
     /* The dense kernel's narrow tiles (C at most 64 wide or tall), at their edge
-     * and past it, with and without split-K, the narrow side n or m. */
+     * and past it, with and without split-K, the narrow side n or m; 64x32. */
     {65, 64, 300, SWEEP_REDUCED, 1},
     {64, 65, 40, SWEEP_REDUCED, 1},
     {2000, 33, 700, SWEEP_REDUCED, 1},
     {33, 1000, 99, SWEEP_REDUCED, 1},
+    /* 33 to 64 wide with at least 256 CTAs of 128x64: those tiles, split and not. */
+    {4097, 36, 2100, SWEEP_REDUCED, 1},
+    {40, 32769, 64, SWEEP_REDUCED, 1},
 };
 
 typedef struct {

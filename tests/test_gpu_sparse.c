@@ -44,6 +44,7 @@ static const shape_t shapes[] = {
     {1000, 777, 2049, 1, 1}, /* odd everything, misaligned rows and bases */
     {4096, 4096, 256, 0, 0},
     {300, 20, 3001, 1, 1}, /* few C tiles, long k: split-K, a partial last split */
+    {4097, 36, 2100, 1, 1}, /* the dense kernel's 128x64 tiles, split */
     /* C's other side past the copy threshold (esmm_wide_read): the skipping
      * kernel reads a k-major copy of op(A) = A (swapped) or op(B) = B^T
      * (normal) with padded rows, split along k. */

@@ -85,10 +85,13 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
 using wide_tiles = pipelined_config<32, 3>;
 // Where C is at most NARROW_SIDE wide or tall, 128x128 tiles would compute
 // mostly values past C (118 of 128 columns at n = 10), so its narrow side
-// takes 32 columns of 64x32 tiles: 128 threads of 4x4 values, more CTAs for
-// the SMs. The same k-tiles and splits keep every value's sum, and so its
-// bits, those of the wide tiles and the skipping kernels.
+// runs along the tile's columns: 64x32 tiles (128 threads of 4x4 values, more
+// CTAs for the SMs), or past 32 and where 128x64 tiles still give every SM
+// two CTAs, those (128 threads of 8x8 values, as the wide tiles': half the
+// shared loads per product). The k-tiles and splits are the wide tiles', so
+// every value's sum, and so its bits, are theirs and the skipping kernels'.
 using narrow_tiles = pipelined_config<32, 3, 64, 32, 1, 1, 4>;
+using half_tiles = pipelined_config<32, 2, 128, 64, 2, 2, 3>;
 constexpr int64_t NARROW_SIDE = 64;
 
 // Launches the kernel in tile form cfg for the layouts the dispatch picks.
@@ -108,6 +111,16 @@ template <class cfg> struct pipelined_launch {
     }
 };
 
+// Runs q on tiles cfg with C's narrower side along the tiles' columns.
+template <class cfg>
+cudaError_t run_narrow(const esmm_gemm_problem_t &q, dense_gate gate, float *partials,
+                       cudaStream_t stream)
+{
+    pipelined_launch<cfg> launch = {gate, partials, stream};
+    return q.n <= q.m ? dispatch_operand_layouts<false>(q, launch)
+                      : dispatch_operand_layouts<true>(transposed_problem(q), launch);
+}
+
 } // namespace
 
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
@@ -119,11 +132,13 @@ cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan
     const float *copy =
         copied != ESMM_COPY_NONE ? wide_copy + copy_offset(p, copied) : nullptr;
     const esmm_gemm_problem_t q = reading_copy(p, copied, copy);
-    if (q.m <= NARROW_SIDE || q.n <= NARROW_SIDE) {
-        pipelined_launch<narrow_tiles> launch = {dense_gate{gate, settled}, partials, stream};
-        // The narrower side of C runs along the tiles' 32 columns.
-        return q.n <= q.m ? dispatch_operand_layouts<false>(q, launch)
-                          : dispatch_operand_layouts<true>(transposed_problem(q), launch);
+    const int64_t narrow = q.m < q.n ? q.m : q.n, wide = q.m < q.n ? q.n : q.m;
+    if (narrow <= NARROW_SIDE) {
+        const int64_t half_ctas = (wide + half_tiles::BM - 1) / half_tiles::BM *
+                                  esmm_k_split(q.m, q.n, q.k).splits;
+        return narrow > narrow_tiles::BN && half_ctas >= ESMM_SPLIT_CTAS
+                   ? run_narrow<half_tiles>(q, dense_gate{gate, settled}, partials, stream)
+                   : run_narrow<narrow_tiles>(q, dense_gate{gate, settled}, partials, stream);
     }
     pipelined_launch<wide_tiles> launch = {dense_gate{gate, settled}, partials, stream};
     return dispatch_layouts(q, launch);
