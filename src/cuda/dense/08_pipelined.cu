@@ -1,7 +1,7 @@
 // 08 — pipelined: the warptiled 128x128 kernel fed by a multi-stage cp.async
 // pipeline, so global loads for tile kt+STAGES-1 are in flight while tile kt
-// is computed. This is the dense path of esmm_sgemm and the base the sparse
-// kernels extend.
+// is computed (on 64x32 or 128x64 tiles where C is at most 64 wide or tall).
+// This is the dense path of esmm_sgemm and the base the sparse kernels extend.
 //
 // Shared memory always holds op(A) as [k][m] and op(B) as [k][n] (padded
 // rows), whatever the operand's storage, so one compute loop serves all four
