@@ -264,7 +264,7 @@ typedef enum {
  * own B strip needs) runs when a step needs at most ESMM_PLAN_STRIP_WARPS_AT_MOST
  * of its tile's strips on average and the orientation runs at least
  * ESMM_PLAN_STRIP_WARPS_FROM of the dense steps; else the pair-warp form
- * (faster arithmetic, a warp owning two strips, 3 stages to the other's 2).
+ * (faster arithmetic, a warp owning two strips, 4 CTAs an SM to the other's 2).
  * Fitted on the H100 at 4096^3: A only (strips needed 1, steps 0.5) favours
  * pair warps by 8%; both operands at d = 0.5 and 0.25 (needed about 0.5 and
  * 0.28, steps 0.5 and 0.22) strip warps by 10% and 6%. Since strip warps load

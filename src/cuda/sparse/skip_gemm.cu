@@ -61,9 +61,13 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_, int AHEAD_> struct sk
 
 // Two forms, measured on the H100 at 4096^3 (esmm_sgemm, ms):
 // - pair warps: 8x8 values per thread, 4 warps that each own two B strips,
-//   16 listed k per stage in 3 stages, 3 CTAs per SM. Faster where a warp
+//   16 listed k per stage in 2 stages, 4 CTAs per SM. Faster where a warp
 //   needs most of what its tile lists (one operand skipped: A only
-//   d = 0.5 1.885 against 2.041).
+//   d = 0.5 1.885 against 2.041). 4 CTAs of 2 stages, at 128 registers,
+//   beat 3 of 3 stages by 7-9% where one operand is skipped (A only d = 0.5
+//   1.66 against 1.81 ms) and by 10% at 1024^3 with both at d = 0.25;
+//   ptxas spills only where the wide operand is transposed on the way in,
+//   and those ran 6% faster all the same.
 // - strip warps: 8x4 values per thread, 8 warps that each own one B strip,
 //   so a warp multiplies only the k its strip pair needs; 32 listed k per
 //   stage in 2, 2 CTAs per SM. Faster where the B strips of a tile differ
@@ -73,7 +77,7 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_, int AHEAD_> struct sk
 //   d = 0.125).
 // The plan picks one (esmm_plan_decide). Where the warp-list form
 // (warp_list_gemm.cu) is queued, it takes the strip warps' place.
-using pair_warps = skip_config<2, 16, 3, 3, 1>;
+using pair_warps = skip_config<2, 16, 2, 4, 1>;
 using strip_warps = skip_config<1, 32, 2, 2, 2>;
 
 // The mask bytes of up to four strips of one operand for one k-block, one
@@ -106,7 +110,10 @@ struct strip_bytes {
 
 // Lists, for the k-blocks kb0 .. kb0 + SEGMENT_KBLOCKS - 1 (of kblocks), the
 // k the tile needs, ascending, each with the set of B strips that need it,
-// and returns how many. The masks' rows are `stride` k-blocks long (the whole
+// and returns how many. uniform: every B strip inside C needs every listed k
+// (as where only A has zeros), so no warp need ask which entries are its
+// own: it multiplies them all (a strip past C reads zero-filled or stale
+// rows into values never stored). The masks' rows are `stride` k-blocks long (the whole
 // product's; a split's masks start at its first k-block). A strip pair may
 // skip k only if A's strip is zero there and B's strip finite, or B's strip
 // zero and A's strip finite (DESIGN.md, Exactness).
@@ -114,7 +121,7 @@ template <class cfg>
 __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t strips_a,
                              int64_t strip_b0, int64_t strips_b, int64_t kb0, int64_t kblocks,
                              int64_t stride, int64_t k, int skip, int *list, uint8_t *needs,
-                             int *warp_totals)
+                             int *warp_totals, bool &uniform)
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t kb = kb0 + threadIdx.x;
@@ -164,6 +171,11 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
     }
     __syncthreads();
     int at = inclusive - count + (warp > 0 ? warp_totals[warp - 1] : 0);
+    unsigned inside = 0;
+#pragma unroll
+    for (int t = 0; t < cfg::B_STRIPS; ++t)
+        inside |= (strip_b0 + t < strips_b ? 1u : 0u) << t;
+    bool all_needed = true;
     for (unsigned rest = any; rest; rest &= rest - 1) {
         const int i = __ffs(rest) - 1;
         unsigned need = 0;
@@ -172,10 +184,11 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
             need |= ((need_by_strip[t] >> i) & 1u) << t;
         list[at] = (int)(kb * 8 + i);
         needs[at] = (uint8_t)need;
+        all_needed = all_needed && (need & inside) == inside;
         ++at;
     }
     const int listed = warp_totals[cfg::WARPS - 1];
-    __syncthreads();
+    uniform = __syncthreads_and(all_needed) != 0;
     return listed;
 }
 
@@ -193,16 +206,21 @@ template <tile_layout LAYOUT> struct listed_row_offset {
     }
 };
 
-// Multiplies the entries of one stage this warp needs (needs[e] & mine).
+// Multiplies the entries of one stage this warp needs (needs[e] & mine);
+// in a uniform segment (list_needed_k) that is every entry.
 template <class cfg>
 __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<cfg> &acc,
                                                const float *a_stage, const float *b_stage,
-                                               const uint8_t *needs, int entries, unsigned mine)
+                                               const uint8_t *needs, int entries, unsigned mine,
+                                               bool uniform)
 {
     const int lane = threadIdx.x % 32;
-    unsigned todo = __ballot_sync(0xffffffffu, lane < cfg::BK && lane < entries &&
-                                                   (needs[lane] & mine) != 0);
-    if (todo == ~0u >> (32 - cfg::BK)) {
+    const unsigned whole_stage = ~0u >> (32 - cfg::BK);
+    // In a uniform segment the stage's entries are the warp's, unasked.
+    unsigned todo = uniform ? (entries >= cfg::BK ? whole_stage : (1u << entries) - 1u)
+                            : __ballot_sync(0xffffffffu, lane < cfg::BK && lane < entries &&
+                                                             (needs[lane] & mine) != 0);
+    if (todo == whole_stage) {
 #pragma unroll
         for (int e = 0; e < cfg::BK; ++e)
             acc.multiply_k(a_stage + e * cfg::A_ROW, b_stage + e * cfg::B_ROW);
@@ -299,9 +317,10 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
 
     accumulator acc;
     for (int64_t kb0 = 0; kb0 < kblocks; kb0 += cfg::SEGMENT_KBLOCKS) {
+        bool uniform;
         const int listed = list_needed_k<cfg>(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
                                          (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
-                                         list, needs, warp_totals);
+                                         list, needs, warp_totals, uniform);
         const int stages = (listed + cfg::BK - 1) / cfg::BK;
         auto issue = [&](int s) {
             if (s < stages) {
@@ -327,7 +346,7 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
             issue(s + cfg::STAGES - 1);
             const int stage = s % cfg::STAGES;
             multiply_stage(acc, a_smem + stage * cfg::A_STAGE, b_smem + stage * cfg::B_STAGE,
-                           needs + s * cfg::BK, listed - s * cfg::BK, mine);
+                           needs + s * cfg::BK, listed - s * cfg::BK, mine, uniform);
         }
         cp_async_wait<0>();
         // The next segment rewrites the list and the stages.
