@@ -67,7 +67,7 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_, int AHEAD_> struct sk
 //   beat 3 of 3 stages by 7-9% where one operand is skipped (A only d = 0.5
 //   1.66 against 1.81 ms) and by 10% at 1024^3 with both at d = 0.25;
 //   ptxas spills only where the wide operand is transposed on the way in,
-//   and those ran 6% faster all the same.
+//   and that ran 6% faster all the same (A only, NT, m = 1024).
 // - strip warps: 8x4 values per thread, 8 warps that each own one B strip,
 //   so a warp multiplies only the k its strip pair needs; 32 listed k per
 //   stage in 2, 2 CTAs per SM. Faster where the B strips of a tile differ
