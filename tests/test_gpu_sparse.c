@@ -589,10 +589,11 @@ static const struct {
     {{2300, 300, 517, 0, 0}, 3, ESMM_COPY_B},
 };
 
-/* The size gate (esmm_set_min_planned_work): a product below it, or one whose
- * C is at most ESMM_NARROW_C_SIDE wide or tall, runs the dense kernel
- * unplanned, at it (or with the minimum at 0) the planner runs, with the same
- * bits either way; a product given a pattern is planned at any size and shape
+/* The size gate (esmm_set_min_planned_work): a product below it, one whose C
+ * is at most ESMM_NARROW_C_SIDE wide or tall, or one whose C is at most
+ * ESMM_NARROW_PLANNED_C_SIDE wide or tall below ESMM_NARROW_WORK_FACTOR times
+ * it, runs the dense kernel unplanned, at it (or with the minimum at 0) the
+ * planner runs, with the same bits either way; a product given a pattern is planned at any size and shape
  * (its misuse statuses are in test_api). A is zero over the first half of k,
  * worth planning were the product large and wide. Leaves the handle planning
  * every product. */
@@ -689,11 +690,26 @@ static void check_size_gate(esmm_handle_t h)
     };
     check_gate_shape(h, ESMM_NARROW_C_SIDE, 4096, 2048, narrow, COUNT_OF(narrow));
     check_gate_shape(h, 4096, ESMM_NARROW_C_SIDE, 2048, narrow, COUNT_OF(narrow));
+    /* Past ESMM_NARROW_C_SIDE and up to ESMM_NARROW_PLANNED_C_SIDE the product
+     * is planned from ESMM_NARROW_WORK_FACTOR times the minimum on. */
+    for (int64_t side = ESMM_NARROW_C_SIDE + 1; side <= ESMM_NARROW_PLANNED_C_SIDE;
+         side += ESMM_NARROW_PLANNED_C_SIDE - ESMM_NARROW_C_SIDE - 1) {
+        const int64_t at = side * 4096 * 2048 / ESMM_NARROW_WORK_FACTOR;
+        const gate_case_t planned_from[] = {
+            {ESMM_DEFAULT_MIN_PLANNED_WORK, 0, ESMM_MASKS_NARROW, "default"},
+            {0, 0, ESMM_MASKS_USED, "0"},
+            {at, 0, ESMM_MASKS_USED, "its work over the factor"},
+            {at + 1, 0, ESMM_MASKS_NARROW, "one more than its work over the factor"},
+            {ESMM_DEFAULT_MIN_PLANNED_WORK, 1, ESMM_MASKS_USED, "default, A's pattern given"},
+        };
+        check_gate_shape(h, side, 4096, 2048, planned_from, COUNT_OF(planned_from));
+        check_gate_shape(h, 4096, side, 2048, planned_from, COUNT_OF(planned_from));
+    }
     const gate_case_t wider[] = {
         {ESMM_DEFAULT_MIN_PLANNED_WORK, 0, ESMM_MASKS_USED, "default"},
         {work, 0, ESMM_MASKS_USED, "256^3"},
     };
-    check_gate_shape(h, ESMM_NARROW_C_SIDE + 1, 4096, 2048, wider, COUNT_OF(wider));
+    check_gate_shape(h, ESMM_NARROW_PLANNED_C_SIDE + 1, 4096, 2048, wider, COUNT_OF(wider));
     CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "plan every product");
 }
 

@@ -104,8 +104,9 @@ const char *report_masks_reason(esmm_masks_source_t masks)
     case ESMM_MASKS_K_TOO_LONG:
         return "k is longer than the zero-skipping kernel can list; ran the dense kernel";
     case ESMM_MASKS_NARROW:
-        return "C is at most ESMM_NARROW_C_SIDE (32) wide or tall: the dense kernel reads the "
-               "operands about once, as extracting them would; ran it directly";
+        return "C is at most ESMM_NARROW_C_SIDE (32) wide or tall, or at most 64 and the "
+               "product under 8 times the planning size: planning would not repay its "
+               "launches; ran the dense kernel directly";
     }
     return "unknown";
 }

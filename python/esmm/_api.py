@@ -129,7 +129,8 @@ class Analysis:
     work_fraction: Optional[float] = None  # of the dense work that ran
     # "used", or why no masks were: "probe-dense", "small" (under
     # esmm_set_min_planned_work's size on the GPU), "narrow" (C at most 32
-    # wide or tall, on the GPU), "k-too-long" or "none"
+    # wide or tall, or at most 64 under 8 times that size, on the GPU),
+    # "k-too-long" or "none"
     masks: Optional[str] = None
 
 

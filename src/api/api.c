@@ -413,9 +413,13 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
      * ones: the dense kernel reads the operands about once, as the extraction would. */
     const int gated = cuda && request->kind == RUN_PLANNED && pattern_a == NULL &&
                       pattern_b == NULL && handle->min_planned_work > 0;
-    const int small =
-        gated && (double)p->m * (double)p->n * (double)p->k < (double)handle->min_planned_work;
-    const int narrow = gated && (p->m <= ESMM_NARROW_C_SIDE || p->n <= ESMM_NARROW_C_SIDE);
+    const double work = (double)p->m * (double)p->n * (double)p->k;
+    const int64_t side = p->m < p->n ? p->m : p->n;
+    const int small = gated && work < (double)handle->min_planned_work;
+    const int narrow =
+        gated && (side <= ESMM_NARROW_C_SIDE ||
+                  (side <= ESMM_NARROW_PLANNED_C_SIDE &&
+                   work < ESMM_NARROW_WORK_FACTOR * (double)handle->min_planned_work));
     if (request->kind == RUN_DENSE || !maskable || small || narrow) {
         last->path = ESMM_PATH_DENSE;
         last->masks = request->kind == RUN_DENSE ? ESMM_MASKS_NONE
