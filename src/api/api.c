@@ -410,7 +410,9 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
     if (request->kind == RUN_SKIP && !maskable)
         return ESMM_STATUS_NOT_SUPPORTED;
     /* Small products: planning's launches cost more than skipping saves. Narrow
-     * ones: the dense kernel reads the operands about once, as the extraction would. */
+     * ones: the dense kernel reads the operands about once, as the extraction would
+     * (to ESMM_NARROW_C_SIDE), or, up to ESMM_NARROW_PLANNED_C_SIDE, the launches
+     * outweigh the skipping below ESMM_NARROW_WORK_FACTOR times the minimum. */
     const int gated = cuda && request->kind == RUN_PLANNED && pattern_a == NULL &&
                       pattern_b == NULL && handle->min_planned_work > 0;
     const double work = (double)p->m * (double)p->n * (double)p->k;

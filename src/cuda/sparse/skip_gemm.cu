@@ -113,8 +113,8 @@ struct strip_bytes {
 // and returns how many. uniform: every B strip inside C needs every listed k
 // (as where only A has zeros), so no warp need ask which entries are its
 // own: it multiplies them all (a strip past C reads zero-filled or stale
-// rows into values never stored). The masks' rows are `stride` k-blocks long (the whole
-// product's; a split's masks start at its first k-block). A strip pair may
+// rows into values never stored). The masks' rows are `stride` k-blocks
+// long (the whole product's; a split's masks start at its first k-block). A strip pair may
 // skip k only if A's strip is zero there and B's strip finite, or B's strip
 // zero and A's strip finite (DESIGN.md, Exactness).
 template <class cfg>
