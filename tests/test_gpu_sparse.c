@@ -594,9 +594,9 @@ static const struct {
  * ESMM_NARROW_PLANNED_C_SIDE wide or tall below ESMM_NARROW_WORK_FACTOR times
  * it, runs the dense kernel unplanned, at it (or with the minimum at 0) the
  * planner runs, with the same bits either way; a product given a pattern is
- * planned at any size and shape (its misuse statuses are in test_api). A is zero over the first half of k,
- * worth planning were the product large and wide. Leaves the handle planning
- * every product. */
+ * planned at any size and shape (its misuse statuses are in test_api). A is
+ * zero over the first half of k, worth planning were the product large and
+ * wide. Leaves the handle planning every product. */
 typedef struct {
     int64_t limit;
     int with_pattern;

@@ -8,6 +8,10 @@
 #include "esmm.h"
 #include "json.h"
 
+/* A macro's value as a string literal, so messages quote the header's limits. */
+#define VALUE_TEXT(x) #x
+#define MACRO_TEXT(x) VALUE_TEXT(x)
+
 static double percent(double fraction)
 {
     return 100.0 * fraction;
@@ -104,9 +108,11 @@ const char *report_masks_reason(esmm_masks_source_t masks)
     case ESMM_MASKS_K_TOO_LONG:
         return "k is longer than the zero-skipping kernel can list; ran the dense kernel";
     case ESMM_MASKS_NARROW:
-        return "C is at most ESMM_NARROW_C_SIDE (32) wide or tall, or at most 64 and the "
-               "product under 8 times the planning size: planning would not repay its "
-               "launches; ran the dense kernel directly";
+        return "C is at most ESMM_NARROW_C_SIDE (" MACRO_TEXT(ESMM_NARROW_C_SIDE)
+               ") wide or tall, or at most ESMM_NARROW_PLANNED_C_SIDE ("
+               MACRO_TEXT(ESMM_NARROW_PLANNED_C_SIDE) ") and the product under "
+               MACRO_TEXT(ESMM_NARROW_WORK_FACTOR) " times the planning size: planning "
+               "would not repay its launches; ran the dense kernel directly";
     }
     return "unknown";
 }
