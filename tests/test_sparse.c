@@ -1274,13 +1274,17 @@ static void check_extraction_copy_rule(void)
               probes[i].zero_a, probes[i].slices_a, probes[i].zero_b, probes[i].slices_b,
               (int)probes[i].candidate, (int)got, (int)probes[i].want);
     }
-    /* B-leading steps at 0.64 of a dense pass, A's copy at 88 / 4096 more:
-     * dense unless the extraction made the copy. */
+    /* B-leading steps whose pair warps take ESMM_PLAN_SKIP_BELOW of a dense
+     * pass less half of A's copy (ESMM_PLAN_COPY_COST / 4096): dense unless
+     * the extraction made the copy. */
     const int64_t size = 4096;
     const double strips = (double)(size / 32), tiles = strips / ESMM_PLAN_TILE_STRIPS;
+    const double steps = (ESMM_PLAN_SKIP_BELOW - ESMM_PLAN_PAIR_FIXED -
+                          ESMM_PLAN_COPY_COST / (double)size / 2.0) /
+                         ESMM_PLAN_PAIR_PER_STEP;
     esmm_plan_stats_t made = {0};
     made.steps_normal = (unsigned long long)(strips * tiles * (double)size);
-    made.steps_swapped = (unsigned long long)(0.64 * strips * tiles * (double)size);
+    made.steps_swapped = (unsigned long long)(steps * strips * tiles * (double)size);
     made.work = (unsigned long long)(strips * strips * (double)size);
     esmm_plan_stats_t not_made = made;
     const int swapped_wide = esmm_plan_swapped_wide(size, ESMM_OP_N);
@@ -1290,9 +1294,9 @@ static void check_extraction_copy_rule(void)
                      -1.0, ESMM_COPY_A);
     CHECK(swapped_wide == ESMM_WIDE_COPIED && not_made.decision == ESMM_PLAN_DENSE &&
               made.decision == ESMM_PLAN_SKIP_SWAPPED,
-          "B-leading steps at 0.64 of a dense pass: decision %d with A's copy to make, %d with "
-          "it made (expected %d and %d)",
-          not_made.decision, made.decision, ESMM_PLAN_DENSE, ESMM_PLAN_SKIP_SWAPPED);
+          "B-leading steps at %.3f of the dense ones: decision %d with A's copy to make, %d "
+          "with it made (expected %d and %d)",
+          steps, not_made.decision, made.decision, ESMM_PLAN_DENSE, ESMM_PLAN_SKIP_SWAPPED);
 }
 
 /* extraction_ms is measured only while timing is on. */

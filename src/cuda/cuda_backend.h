@@ -192,17 +192,17 @@ typedef struct esmm_plan_stats {
 
 /* A planned product whose probe finds the zero shares of the two operands'
  * sampled slices adding up to less than 1 / ESMM_PROBE_ZERO_SUM runs the
- * dense kernel without extracting or planning. Skipping cannot pay there: an
- * orientation's cost is at least the share of its steps left
- * (esmm_plan_cost), and a step is skipped only where its leading strip or
- * all strips of its tile are zero, so skipping needs zero shares f_a + f_b
- * of at least 1 - ESMM_PLAN_SKIP_BELOW (0.35); the warp lists, whose work
- * is at least 1 - f_a - f_b, need 0.44. With 2048 slices sampled per
- * operand (256 blocks) a sum of 0.35, where skipping only breaks even,
- * reads as below 1/4 with probability about 0.001 even when all 8 slices of
- * each block agree (binomial over 256 blocks), and a sum of 0.45 with
- * probability 3e-8; a miss costs time, never a result. Smaller operands are
- * read whole. */
+ * dense kernel without extracting or planning. Skipping pays little there: a
+ * step is skipped only where its leading strip or all strips of its tile are
+ * zero, so an orientation keeps at least 1 - f_a - f_b of its steps, and the
+ * pair warps run only from zero shares f_a + f_b of about 0.23
+ * (esmm_plan_cost at most ESMM_PLAN_SKIP_BELOW: the kernel saves 12% of the
+ * dense kernel's time there, and the extraction costs about 3% of it at
+ * 4096^3); the warp lists, whose work is at least 1 - f_a - f_b, need 0.47.
+ * With 2048 slices sampled per operand (256 blocks) a sum of 0.35 reads as
+ * below 1/4 with probability about 0.001 even when all 8 slices of each block
+ * agree (binomial over 256 blocks), and a sum of 0.45 with probability 3e-8;
+ * a miss costs time, never a result. Smaller operands are read whole. */
 #define ESMM_PROBE_ZERO_SUM 4u
 
 /* The rule over packed totals (esmm_probe_slot_t): f_a + f_b < 1 / ESMM_PROBE_ZERO_SUM. */
@@ -237,21 +237,32 @@ typedef enum {
     ESMM_PLAN_SKIP_SWAPPED = 2 /* skipping kernel on C^T, B's strips leading */
 } esmm_plan_decision_t;
 
-/* The skipping kernel runs when its steps, weighted by how its wide (B-place)
- * operand is read, are at most this fraction of a dense pass. At full density
- * it runs at 0.78x the dense kernel's speed; measured at 4096^3: 0.65 of the
- * steps with the operand transposed on the way in (B-only 0.5) ran 1.17x
- * faster than dense, 0.62 read directly (both 0.625) 5% slower. */
-#define ESMM_PLAN_SKIP_BELOW 0.65
+/* A skipping path runs when its modelled time is at most this fraction of a
+ * dense pass: the pair warps' from their steps (esmm_plan_cost), the warp
+ * lists' from their work. Measured on the H100 at 4096^3, pair warps with A
+ * at d = 0.75 ran at 0.854 of the dense kernel's time, both operands at 0.75
+ * at 0.859. */
+#define ESMM_PLAN_SKIP_BELOW 0.88
+/* Pair warps take ESMM_PLAN_PAIR_PER_STEP of a dense pass per share of their
+ * steps, plus ESMM_PLAN_PAIR_FIXED. Fitted on the H100 at 4096^3 (the dense
+ * kernel 2.70 ms), A only at d = 0.75 / 0.5 / 0.25 / 0.125 / 0.0625: 0.854 /
+ * 0.585 / 0.307 / 0.170 / 0.103 of a dense pass (4096 x 1024 x 4096: 0.58 at
+ * 0.5, 0.31 at 0.25). Where both operands are sparse a warp also passes over
+ * the entries its strips do not need, so their steps cost less (0.8-1.0). */
+#define ESMM_PLAN_PAIR_PER_STEP 1.10
+#define ESMM_PLAN_PAIR_FIXED 0.035
 /* How the wide operand is read when its rows run along k: transposed on the
- * way in, 4 bytes at a time (steps cost ESMM_PLAN_TRANSPOSED_IN times more),
+ * way in, 4 bytes at a time (steps cost ESMM_PLAN_TRANSPOSED_IN times more:
+ * on the H100, pair warps took 0.64-0.68 of a dense pass at a quarter of the
+ * steps and 1.01-1.04 at half, 1024 x 4096 x 4096 with op(B) = B^T and
+ * 4096 x 1024 x 4096 with op(A) = A, strip warps 0.52-0.53 and 0.89-0.91),
  * or from a k-major copy made first. The copy moves 8 bytes per element of an
  * r x k operand where the dense pass does 2 r c k flops (c: C's other side),
  * so it costs ESMM_PLAN_COPY_COST / c of a dense pass (fitted on the H100 at
  * 4096^3 to 61 us, 2.1%; the copy now takes 49 us there, so this overstates
  * it by a quarter, on the safe side: not refitted); it is made when that is
  * at most ESMM_PLAN_COPY_AT_MOST, so small products keep to one kernel. */
-#define ESMM_PLAN_TRANSPOSED_IN 1.3
+#define ESMM_PLAN_TRANSPOSED_IN 2.4
 #define ESMM_PLAN_COPY_COST 88.0
 #define ESMM_PLAN_COPY_AT_MOST 0.05
 /* The share of a dense pass that reading an operand along m/n saves against
@@ -270,7 +281,11 @@ typedef enum {
  * 0.28, steps 0.5 and 0.22) strip warps by 10% and 6%. Since strip warps load
  * fragments further ahead and copy only the strips an entry needs, they also
  * win at d = 0.125 (0.19, steps 0.08) by 1% and at A 0.25, B 0.125 (steps
- * 0.11) by 6%; pair warps still win at d = 0.0625 (steps 0.03) by 3%. */
+ * 0.11) by 6%; pair warps still win at d = 0.0625 (steps 0.03) by 3%. Where
+ * the wide operand is transposed on the way in (where pair warps spill), strip
+ * warps also win with one operand skipped: A at d = 0.5 and 0.25 on 1024 x
+ * 4096 x 4096 with op(B) = B^T by 13% and 22%, B at 0.5 and 0.25 on 4096 x
+ * 1024 x 4096 by 11% and 19%. */
 #define ESMM_PLAN_STRIP_WARPS_AT_MOST 0.75
 #define ESMM_PLAN_STRIP_WARPS_FROM 0.05
 /* Both forms are queued (each launch the plan closes costs 3-4 us) only for
@@ -308,18 +323,18 @@ static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operat
     return esmm_wide_read(op_a == ESMM_OP_N, n);
 }
 
-/* An orientation's cost as a fraction of a dense pass: its steps out of
- * `all`, weighted by how its wide operand is read (wide, esmm_wide_read_t),
- * whose copy serves C's other side `other` and costs nothing where the
- * extraction already made it (copy_made). */
+/* An orientation's modelled time in the pair-warp form as a fraction of a
+ * dense pass: its steps out of `all`, weighted by how its wide operand is read
+ * (wide, esmm_wide_read_t), whose copy serves C's other side `other` and
+ * costs nothing where the extraction already made it (copy_made). */
 static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, double all,
                                                      int wide, int64_t other, int copy_made)
 {
     const double share = (double)steps / all;
-    if (wide == ESMM_WIDE_TRANSPOSED)
-        return share * ESMM_PLAN_TRANSPOSED_IN;
-    return wide == ESMM_WIDE_COPIED && !copy_made ? share + ESMM_PLAN_COPY_COST / (double)other
-                                                  : share;
+    const double read = wide == ESMM_WIDE_TRANSPOSED ? share * ESMM_PLAN_TRANSPOSED_IN : share;
+    const double copy =
+        wide == ESMM_WIDE_COPIED && !copy_made ? ESMM_PLAN_COPY_COST / (double)other : 0.0;
+    return ESMM_PLAN_PAIR_PER_STEP * read + ESMM_PLAN_PAIR_FIXED + copy;
 }
 
 /* The forms of the skipping kernel (esmm_plan_stats_t.form): pair and strip
@@ -331,17 +346,14 @@ typedef enum {
     ESMM_FORM_WARP_LISTS = 2
 } esmm_plan_form_t;
 
-/* The warp-list form's cost as a fraction of a dense pass: per share of the
- * strip-pair work, and fixed (listing every pair's k, writing C), fitted on
- * the H100 at 4096^3 with both operands at d = 0.5, 0.25, 0.125 and 1
- * (1.05, 0.305, 0.125 and 4.0 ms against the dense kernel's 2.70). Pair
- * warps take ESMM_PLAN_PAIR_PER_STEP of a dense pass per share of their
- * steps (A only at d = 0.5: 1.73 ms for half the steps). The warp lists run
- * where they cost less than pair warps and at most ESMM_PLAN_LIST_BELOW. */
-#define ESMM_PLAN_LIST_PER_WORK 1.47
-#define ESMM_PLAN_LIST_FIXED 0.024
-#define ESMM_PLAN_PAIR_PER_STEP 1.28
-#define ESMM_PLAN_LIST_BELOW 0.85
+/* The warp-list form's modelled time as a fraction of a dense pass: per share
+ * of the strip-pair work, and fixed (listing every pair's k, writing C),
+ * fitted on the H100 at 4096^3 (the kernel alone, against the dense kernel's
+ * 2.70 ms): both operands at d = 0.75 / 0.5 / 0.25 / 0.125 / 0.0625 took
+ * 0.946 / 0.424 / 0.118 / 0.041 / 0.026, A at 0.5 and B at 0.75 0.633. The
+ * warp lists run where they cost less than pair warps (esmm_plan_cost). */
+#define ESMM_PLAN_LIST_PER_WORK 1.63
+#define ESMM_PLAN_LIST_FIXED 0.02
 
 /* Whether skipping by `skip` (an esmm_skip_by_t) queues the strip-warp form
  * beside the pair-warp one for an m x n x k product: only skipping by both
@@ -392,16 +404,18 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
         warp_lists = warp_lists > 0.0 ? warp_lists : 0.0;
         const double work = (double)s->work / (strips_a * strips_b * (double)k);
         const double lists = ESMM_PLAN_LIST_PER_WORK * work + ESMM_PLAN_LIST_FIXED + warp_lists;
-        if (lists < ESMM_PLAN_PAIR_PER_STEP * cost) {
+        if (lists < cost) {
             s->form = ESMM_FORM_WARP_LISTS;
-            s->decision = lists > ESMM_PLAN_LIST_BELOW ? ESMM_PLAN_DENSE : s->orientation;
+            s->decision = lists > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE : s->orientation;
             return;
         }
         s->form = ESMM_FORM_PAIR_WARPS;
     } else {
+        const int transposed = (normal ? normal_wide : swapped_wide) == ESMM_WIDE_TRANSPOSED;
         const int strips =
             esmm_plan_queues_strip_warps(skip, m, n, k) &&
-            (double)s->work <= ESMM_PLAN_STRIP_WARPS_AT_MOST * ESMM_PLAN_TILE_STRIPS * steps &&
+            (transposed ||
+             (double)s->work <= ESMM_PLAN_STRIP_WARPS_AT_MOST * ESMM_PLAN_TILE_STRIPS * steps) &&
             steps >= ESMM_PLAN_STRIP_WARPS_FROM * all_steps;
         s->form = strips ? ESMM_FORM_STRIP_WARPS : ESMM_FORM_PAIR_WARPS;
     }
