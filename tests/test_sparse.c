@@ -114,6 +114,7 @@ typedef enum {
     FILL_ELEMENTS, /* each element nonzero with probability density */
     FILL_SINGLE,   /* one nonzero element at a random place */
     FILL_K_GAPS,   /* every strip zero at k = 0, period, 2 period, ...; nonzero elsewhere */
+    FILL_K_ONLY,   /* every strip nonzero at k = 0, period, 2 period, ... only */
 } fill_kind_t;
 
 typedef struct {
@@ -214,10 +215,12 @@ static void fill_operand(const operand_view_t *v, int64_t k, operand_fill_t f, u
     switch (f.kind) {
     case FILL_SLICES:
     case FILL_K_GAPS:
+    case FILL_K_ONLY:
         for (int64_t i0 = 0; i0 < v->rows; i0 += ESMM_PATTERN_STRIP)
             for (int64_t kk = 0; kk < k; kk++) {
-                const int on = f.kind == FILL_K_GAPS ? kk % f.period != 0
-                                                     : rng_uniform(rng) < f.density;
+                const int on = f.kind == FILL_K_GAPS   ? kk % f.period != 0
+                               : f.kind == FILL_K_ONLY ? kk % f.period == 0
+                                                       : rng_uniform(rng) < f.density;
                 const int64_t i_end = min_i64(v->rows, i0 + ESMM_PATTERN_STRIP);
                 for (int64_t i = i0; on && i < i_end; i++)
                     v->x[i * v->i_stride + kk * v->k_stride] = nonzero_value(rng);
@@ -1009,9 +1012,11 @@ static const plan_case_t plan_cases[] = {
      ESMM_PATH_DENSE, 1.0, 0.875, 0.875},
     {"A zero at every 8th k, B at every 10th", 64, 96, 40,
      {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 10}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
-    /* Half of the work left: skipped. */
-    {"B zero at every 2nd k", 96, 64, 40, {"", {FILL_SLICES, 1, 0}, {FILL_K_GAPS, 0, 2}},
-     ESMM_PATH_SPARSE, 0.5, 1.0, 0.5},
+    /* A quarter of the work left: skipped, though both operands run along k
+     * (NT) and either orientation transposes its wide operand on the way in
+     * at this size (check_transposed_rule: half of the steps would not be). */
+    {"B nonzero at every 4th k only", 96, 64, 40, {"", {FILL_SLICES, 1, 0}, {FILL_K_ONLY, 0, 4}},
+     ESMM_PATH_SPARSE, 0.25, 1.0, 0.25},
 };
 
 static void check_planner(const target_t *t)
@@ -1297,6 +1302,47 @@ static void check_extraction_copy_rule(void)
           "B-leading steps at %.3f of the dense ones: decision %d with A's copy to make, %d "
           "with it made (expected %d and %d)",
           steps, not_made.decision, made.decision, ESMM_PLAN_DENSE, ESMM_PLAN_SKIP_SWAPPED);
+}
+
+/* Where the wide operand is transposed on the way in, a step costs
+ * ESMM_PLAN_TRANSPOSED_IN times more: one operand's half of the steps left
+ * runs dense, a quarter skips, in strip warps where they are queued (products
+ * from ESMM_PLAN_STRIP_WARPS_MIN_PRODUCT) and in pair warps below. Host rule
+ * only; test_gpu_sparse runs planned products bit for bit against the dense
+ * kernel. */
+static void check_transposed_rule(void)
+{
+    const struct {
+        int64_t m, n, k;
+        double share;
+        int decision, form; /* form < 0: not checked (dense) */
+    } cases[] = {
+        {1024, 4096, 4096, 0.5, ESMM_PLAN_DENSE, -1},
+        {1024, 4096, 4096, 0.25, ESMM_PLAN_SKIP_NORMAL, ESMM_FORM_STRIP_WARPS},
+        {1024, 1024, 2048, 0.25, ESMM_PLAN_SKIP_NORMAL, ESMM_FORM_PAIR_WARPS},
+    };
+    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+        const int64_t m = cases[i].m, n = cases[i].n, k = cases[i].k;
+        const double strips_a = (double)(m / 32), strips_b = (double)(n / 32);
+        const double tiles_a = strips_a / ESMM_PLAN_TILE_STRIPS;
+        const double tiles_b = strips_b / ESMM_PLAN_TILE_STRIPS;
+        /* A skipped: the normal orientation keeps the share of its steps, and
+         * every B-leading step has a tile of A strips with some nonzero. */
+        esmm_plan_stats_t stats = {0};
+        stats.steps_normal = (unsigned long long)(cases[i].share * strips_a * tiles_b * (double)k);
+        stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)k);
+        stats.work = (unsigned long long)(cases[i].share * strips_a * strips_b * (double)k);
+        const int normal_wide = esmm_plan_normal_wide(m, ESMM_OP_T);
+        esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, normal_wide,
+                         esmm_plan_swapped_wide(n, ESMM_OP_T), -1.0, ESMM_COPY_NONE);
+        CHECK(normal_wide == ESMM_WIDE_TRANSPOSED && stats.decision == cases[i].decision &&
+                  (cases[i].form < 0 || stats.form == cases[i].form),
+              "%lld x %lld x %lld, op(B) = B^T, A's steps at %.2f: read %d, decision %d, form "
+              "%d (expected %d, %d and %d)",
+              (long long)m, (long long)n, (long long)k, cases[i].share, normal_wide,
+              stats.decision, stats.form, ESMM_WIDE_TRANSPOSED, cases[i].decision,
+              cases[i].form);
+    }
 }
 
 /* extraction_ms is measured only while timing is on. */
@@ -1707,6 +1753,7 @@ int main(void)
     check_split_rule();
     check_dense_copy_rule();
     check_extraction_copy_rule();
+    check_transposed_rule();
     check_timing(&t);
     check_known_densities(&t);
     check_pattern_mismatch(&t);
