@@ -120,7 +120,7 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * masks prove to be zero. Results are exact: they equal the dense path's.
  * First it samples 256 such blocks of each operand (of a pattern given
  * instead, its bytes); where the shares of zero slices in the two samples add
- * up to less than 1/4, skipping pays little, and the call runs the dense kernel
+ * up to less than 1/5, skipping cannot pay, and the call runs the dense kernel
  * without extracting anything. The sample is fixed by the shape, so a product always
  * takes the same path on the same data.
  *

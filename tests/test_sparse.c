@@ -1000,18 +1000,22 @@ static const plan_case_t plan_cases[] = {
      ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
     {"element-wise zeros, every slice nonzero", 64, 64, 64,
      {"", {FILL_ELEMENTS, 0.9, 0}, {FILL_ELEMENTS, 0.9, 0}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
-    /* The probe's edge, zero shares adding up to 1/4: 8 of A's 40 slices per
-     * strip zero (under 1/4) go dense unextracted; 10 of 40 (exactly 1/4)
-     * are extracted and planned, and so are 5 of 40 of each operand, but not
-     * 5 of A's and 4 of B's. */
-    {"A zero at every 5th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 5}, {FILL_SLICES, 1, 0}},
+    /* The probe's edge, zero shares adding up to 1/5: 7 of A's 40 slices per
+     * strip zero (under 1/5) go dense unextracted; 8 of 40 (exactly 1/5) are
+     * extracted and planned, and so are 4 of 40 of each operand and 5 of A's
+     * with 4 of B's, but not 4 of A's with 3 of B's. */
+    {"A zero at every 6th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 6}, {FILL_SLICES, 1, 0}},
      ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+    {"A zero at every 5th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 5}, {FILL_SLICES, 1, 0}},
+     ESMM_PATH_DENSE, 1.0, 0.8, 1.0},
     {"A zero at every 4th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 4}, {FILL_SLICES, 1, 0}},
      ESMM_PATH_DENSE, 1.0, 0.75, 1.0},
-    {"both zero at every 8th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 8}},
-     ESMM_PATH_DENSE, 1.0, 0.875, 0.875},
+    {"both zero at every 10th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 10}, {FILL_K_GAPS, 0, 10}},
+     ESMM_PATH_DENSE, 1.0, 0.9, 0.9},
     {"A zero at every 8th k, B at every 10th", 64, 96, 40,
-     {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 10}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+     {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 10}}, ESMM_PATH_DENSE, 1.0, 0.875, 0.9},
+    {"A zero at every 10th k, B at every 14th", 64, 96, 40,
+     {"", {FILL_K_GAPS, 0, 10}, {FILL_K_GAPS, 0, 14}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
     /* A quarter of the work left: skipped, though both operands run along k
      * (NT) and either orientation transposes its wide operand on the way in
      * at this size (check_transposed_rule: half of the steps would not be). */

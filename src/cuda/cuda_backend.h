@@ -192,18 +192,20 @@ typedef struct esmm_plan_stats {
 
 /* A planned product whose probe finds the zero shares of the two operands'
  * sampled slices adding up to less than 1 / ESMM_PROBE_ZERO_SUM runs the
- * dense kernel without extracting or planning. Skipping pays little there: a
+ * dense kernel without extracting or planning. Skipping cannot pay there: a
  * step is skipped only where its leading strip or all strips of its tile are
  * zero, so an orientation keeps at least 1 - f_a - f_b of its steps, and the
  * pair warps run only from zero shares f_a + f_b of about 0.23
  * (esmm_plan_cost at most ESMM_PLAN_SKIP_BELOW: the kernel saves 12% of the
  * dense kernel's time there, and the extraction costs about 3% of it at
  * 4096^3); the warp lists, whose work is at least 1 - f_a - f_b, need 0.47.
- * With 2048 slices sampled per operand (256 blocks) a sum of 0.35 reads as
- * below 1/4 with probability about 0.001 even when all 8 slices of each block
- * agree (binomial over 256 blocks), and a sum of 0.45 with probability 3e-8;
- * a miss costs time, never a result. Smaller operands are read whole. */
-#define ESMM_PROBE_ZERO_SUM 4u
+ * With 2048 slices sampled per operand (256 blocks), even when all 8 slices
+ * of each block agree (binomial over 256 blocks), a sum of 0.3 (where pair
+ * warps save about 18%) reads as below 1/5 with probability about 2e-4 and a
+ * sum of 0.25 with 0.03, and a sum of 0.15 reads as 1/5 or more (paying for
+ * an extraction that leads to the dense kernel) with 0.013; a miss costs
+ * time, never a result. Smaller operands are read whole. */
+#define ESMM_PROBE_ZERO_SUM 5u
 
 /* The rule over packed totals (esmm_probe_slot_t): f_a + f_b < 1 / ESMM_PROBE_ZERO_SUM. */
 static inline ESMM_HOST_DEVICE int esmm_probe_rule(uint32_t zeros, uint32_t slices)
