@@ -136,8 +136,9 @@ class Analysis:
 
 def analyze(a, b=None, *, transpose_a=False, transpose_b=False):
     """Zero statistics of op(a) and, with b, of op(b) and the path, kernel
-    and fraction of the work esmm.matmul(a, b) takes (it runs the product
-    once into scratch memory, reusing b's pattern)."""
+    and fraction of the work esmm.matmul(a, b) takes (it runs that call once
+    into scratch memory, without b's pattern: a product given a pattern is
+    always planned, where esmm.matmul alone may not plan it)."""
     A = describe(a, "a")
     result = Analysis(zero_fraction(A), pattern_a(a, transpose_a=transpose_a).density)
     if b is None:
@@ -147,8 +148,7 @@ def analyze(a, b=None, *, transpose_a=False, transpose_b=False):
     b_pattern = pattern_b(b, transpose_b=transpose_b)
     result.slice_density_b = b_pattern.density
     m, n, _ = _product_shape(A, B, transpose_a, transpose_b)
-    matmul(a, b, out=empty_like(A, m, n), transpose_a=transpose_a, transpose_b=transpose_b,
-           pattern_b=b_pattern)
+    matmul(a, b, out=empty_like(A, m, n), transpose_a=transpose_a, transpose_b=transpose_b)
     info = _lib.info_t()
     with on_device(A) as stream:
         _lib.call("esmm_get_last_info", _handle_for(A, stream), ctypes.byref(info))

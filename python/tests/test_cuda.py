@@ -41,6 +41,14 @@ def test_torch_out_alpha_beta_and_side_stream(rng):
     assert_close(out.cpu().numpy(), *reference(a, b, 2.0, -1.0, c0))
 
 
+def test_torch_analyze_reports_what_matmul_runs(rng):
+    # C 10 wide: esmm.matmul runs the dense kernel unplanned, and so does
+    # esmm.analyze, though a call given b's pattern would be planned.
+    a, b = blocky(rng, 1024, 2048, 0.25), blocky(rng, 10, 2048, 0.25)
+    info = esmm.analyze(cuda(a), cuda(b), transpose_b=True)
+    assert info.path == "dense" and info.masks == "narrow"
+
+
 def test_torch_errors_are_named():
     with pytest.raises(TypeError, match="float32"):
         esmm.matmul(torch.ones(3, 4, device="cuda", dtype=torch.float16),
