@@ -84,7 +84,9 @@ esmm_status_t esmm_get_stream(esmm_handle_t handle, void **stream);
 /* C = alpha * op(A) * op(B) + beta * C. A matrix whose rows times leading
  * dimension exceeds 2^57 elements (INT64_MAX / 64) gives
  * ESMM_STATUS_INVALID_VALUE, as does any other size, here and in the other
- * calls, whose byte offsets could overflow. */
+ * calls, whose byte offsets could overflow. On the GPU, a C that needs more
+ * than 2^31 - 1 thread blocks (over 2^31 tiles of 128 x 128) gives
+ * ESMM_STATUS_NOT_SUPPORTED. */
 esmm_status_t esmm_sgemm(esmm_handle_t handle,
                          esmm_operation_t op_a, esmm_operation_t op_b,
                          int64_t m, int64_t n, int64_t k,

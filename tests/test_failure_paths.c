@@ -3,6 +3,8 @@
  *     then the same handle runs the product right on its own workspace;
  *   - (GPU) a product whose workspace cannot be allocated (32 TiB of masks):
  *     ESMM_STATUS_ALLOC_FAILED, nothing read, then a right product;
+ *   - (GPU) a dense kernel's grid past 2^31 - 1 CTAs: ESMM_STATUS_NOT_SUPPORTED,
+ *     nothing launched, then a right product;
  *   - (GPU) 200 create / product / destroy cycles leave device memory where
  *     it was.
  *   test_failure_paths cpu|cuda   (cuda exits 77, skipped, without a GPU) */
@@ -87,6 +89,19 @@ static void check_alloc_failure(esmm_handle_t h, const problem_t *p)
     check_product(h, p, "after a failed workspace allocation");
 }
 
+/* m = n = 2^24: 2^34 tiles of 128 x 128, more CTAs than a grid holds, so the
+ * named dense kernel refuses the size before it reads A or B or writes C. */
+static void check_grid_too_large(esmm_handle_t h, const problem_t *p)
+{
+    const int64_t mn = (int64_t)1 << 24, k = 8;
+    const float one = 1.0f, zero = 0.0f;
+    const esmm_status_t st = esmm_sgemm_kernel(h, "pipelined", ESMM_OP_N, ESMM_OP_N, mn, mn, k,
+                                               &one, p->a, k, p->b, mn, &zero, p->c, mn);
+    CHECK(st == ESMM_STATUS_NOT_SUPPORTED, "2^34 tiles: %s, want ESMM_STATUS_NOT_SUPPORTED",
+          esmm_status_string(st));
+    check_product(h, p, "after a grid too large");
+}
+
 static void check_no_leak(const problem_t *p)
 {
     size_t free_before = 0, free_after = 0, total = 0;
@@ -143,8 +158,10 @@ int main(int argc, char **argv)
         CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
         check_product(h, &p, "first product");
         check_small_lent_workspace(h, &p);
-        if (p.cuda)
+        if (p.cuda) {
             check_alloc_failure(h, &p);
+            check_grid_too_large(h, &p);
+        }
     }
     esmm_destroy(h);
     if (p.cuda)

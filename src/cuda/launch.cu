@@ -67,6 +67,9 @@ esmm_status_t status_from(cudaError_t err)
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver: return ESMM_STATUS_NO_DEVICE;
     case cudaErrorInvalidValue: return ESMM_STATUS_INVALID_VALUE;
+    // A grid past what a launch takes (over 2^31 - 1 CTAs): a valid size
+    // the kernels cannot run.
+    case cudaErrorInvalidConfiguration: return ESMM_STATUS_NOT_SUPPORTED;
     default: return ESMM_STATUS_EXECUTION_FAILED;
     }
 }
