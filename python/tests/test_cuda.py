@@ -42,9 +42,10 @@ def test_torch_out_alpha_beta_and_side_stream(rng):
 
 
 def test_torch_analyze_reports_what_matmul_runs(rng):
-    # C 10 wide: esmm.matmul runs the dense kernel unplanned, and so does
-    # esmm.analyze, though a call given b's pattern would be planned.
-    a, b = blocky(rng, 1024, 2048, 0.25), blocky(rng, 10, 2048, 0.25)
+    # C 10 wide (and past the minimum planned work): esmm.matmul runs the
+    # dense kernel unplanned, and so does esmm.analyze, though a call given
+    # b's pattern would be planned.
+    a, b = blocky(rng, 8192, 4096, 0.25), blocky(rng, 10, 4096, 0.25)
     info = esmm.analyze(cuda(a), cuda(b), transpose_b=True)
     assert info.path == "dense" and info.masks == "narrow"
 
