@@ -1018,9 +1018,10 @@ static const plan_case_t plan_cases[] = {
      {"", {FILL_K_GAPS, 0, 10}, {FILL_K_GAPS, 0, 14}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
     /* A quarter of the work left: skipped, though both operands run along k
      * (NT) and either orientation transposes its wide operand on the way in
-     * at this size (check_transposed_rule: half of the steps would not be). */
-    {"B nonzero at every 4th k only", 96, 64, 40, {"", {FILL_SLICES, 1, 0}, {FILL_K_ONLY, 0, 4}},
-     ESMM_PATH_SPARSE, 0.25, 1.0, 0.25},
+     * at this size (check_transposed_rule: half of the steps would not be),
+     * C filling the skipping kernel's 256-wide tiles. */
+    {"B nonzero at every 4th k only", 256, 256, 40,
+     {"", {FILL_SLICES, 1, 0}, {FILL_K_ONLY, 0, 4}}, ESMM_PATH_SPARSE, 0.25, 1.0, 0.25},
 };
 
 static void check_planner(const target_t *t)
@@ -1346,6 +1347,30 @@ static void check_transposed_rule(void)
               (long long)m, (long long)n, (long long)k, cases[i].share, normal_wide,
               stats.decision, stats.form, ESMM_WIDE_TRANSPOSED, cases[i].decision,
               cases[i].form);
+    }
+}
+
+/* The pair-warp tile spans 256 columns of C: where C is 128 wide, half of
+ * it lies past C and a step costs twice its share, so A's half of the steps
+ * left runs dense there and skips where C is 4096 wide. Host rule only. */
+static void check_tile_span_rule(void)
+{
+    const int64_t k = 4096, m = 4096, widths[] = {128, 4096};
+    const int want[] = {ESMM_PLAN_DENSE, ESMM_PLAN_SKIP_NORMAL};
+    for (size_t i = 0; i < COUNT_OF(widths); i++) {
+        const int64_t n = widths[i];
+        const double strips_a = (double)(m / 32), strips_b = (double)(n / 32);
+        const double tiles_a = strips_a / ESMM_PLAN_TILE_STRIPS;
+        const double tiles_b = (double)((n + 255) / 256);
+        esmm_plan_stats_t stats = {0};
+        stats.steps_normal = (unsigned long long)(0.5 * strips_a * tiles_b * (double)k);
+        stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)k);
+        stats.work = (unsigned long long)(0.5 * strips_a * strips_b * (double)k);
+        esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT, ESMM_WIDE_DIRECT,
+                         -1.0, ESMM_COPY_NONE);
+        CHECK(stats.decision == want[i],
+              "%lld x %lld x %lld, A's steps at 0.5: decision %d, expected %d", (long long)m,
+              (long long)n, (long long)k, stats.decision, want[i]);
     }
 }
 
@@ -1758,6 +1783,7 @@ int main(void)
     check_dense_copy_rule();
     check_extraction_copy_rule();
     check_transposed_rule();
+    check_tile_span_rule();
     check_timing(&t);
     check_known_densities(&t);
     check_pattern_mismatch(&t);

@@ -328,11 +328,20 @@ static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operat
 /* An orientation's modelled time in the pair-warp form as a fraction of a
  * dense pass: its steps out of `all`, weighted by how its wide operand is read
  * (wide, esmm_wide_read_t), whose copy serves C's other side `other` and
- * costs nothing where the extraction already made it (copy_made). */
+ * costs nothing where the extraction already made it (copy_made), and by the
+ * columns its tiles span along C's side `span` (32 * ESMM_PLAN_TILE_STRIPS
+ * each) over those the dense kernel's tiles span (128 each, or 32 where C is
+ * at most 64 wide, item 13): a step costs the same where part of its tile
+ * lies past C. On the H100, 4096 x 128 x 4096 with A at d = 0.5, half of
+ * each tile past C, took 1.07 of a dense pass, and at 0.75 1.40. */
 static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, double all,
-                                                     int wide, int64_t other, int copy_made)
+                                                     int wide, int64_t other, int copy_made,
+                                                     int64_t span)
 {
-    const double share = (double)steps / all;
+    const int64_t tile = 32 * ESMM_PLAN_TILE_STRIPS, dense_tile = span <= 64 ? 32 : 128;
+    const double spanned = (double)((span + tile - 1) / tile * tile) /
+                           (double)((span + dense_tile - 1) / dense_tile * dense_tile);
+    const double share = (double)steps / all * spanned;
     const double read = wide == ESMM_WIDE_TRANSPOSED ? share * ESMM_PLAN_TRANSPOSED_IN : share;
     const double copy =
         wide == ESMM_WIDE_COPIED && !copy_made ? ESMM_PLAN_COPY_COST / (double)other : 0.0;
@@ -389,9 +398,9 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
     const double all_normal = strips_a * tiles_b * (double)k;
     const double all_swapped = strips_b * tiles_a * (double)k;
     const double cost_normal =
-        esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m, made & ESMM_COPY_B);
+        esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m, made & ESMM_COPY_B, n);
     const double cost_swapped =
-        esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n, made & ESMM_COPY_A);
+        esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n, made & ESMM_COPY_A, m);
     const int normal = cost_normal <= cost_swapped;
     s->orientation = normal ? ESMM_PLAN_SKIP_NORMAL : ESMM_PLAN_SKIP_SWAPPED;
     /* work counts strip pairs, each step a tile of ESMM_PLAN_TILE_STRIPS. */
