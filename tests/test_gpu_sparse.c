@@ -52,8 +52,8 @@ static const shape_t shapes[] = {
     {1777, 37, 2051, 1, 1},
     /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
      * padded rows and misaligned bases: the warp lists (TN, and TT through
-     * the copy of B) and the strip-warp form (NN, NT) on scalar copies; then
-     * with fewer than 128 C tiles, so it splits k: strip warps only. */
+     * the copy of B) and the strip-warp form (NN, NT) on scalar copies, both
+     * split along k (5 and 2 ranges: esmm_k_split). */
     {2053, 1031, 2051, 1, 1},
     {1400, 1400, 2200, 1, 1},
     /* Both sides past the copy rule's edge: with both operands along k (NT,
@@ -360,6 +360,7 @@ static const char *const form_names[] = {"pair warps", "strip warps", "warp list
 static int forms_run[3];
 /* Planned warp-list calls with both operands along k (NT: two copies). */
 static int lists_with_two_copies;
+static int lists_split; /* planned warp-list calls on a product that splits k */
 /* Planned calls whose extraction wrote the k-major copy, by copy
  * (esmm_copied_t). */
 static int extraction_copies[4];
@@ -410,6 +411,8 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
             forms_run[f] += info.form != NULL && strcmp(info.form, form_names[f]) == 0;
         lists_with_two_copies += plan.form == ESMM_FORM_WARP_LISTS &&
                                  esmm_plan_warp_lists_copy(p->op_a, p->op_b) == ESMM_COPY_BOTH;
+        lists_split +=
+            plan.form == ESMM_FORM_WARP_LISTS && esmm_k_split(p->m, p->n, p->k).splits > 1;
     }
     CHECK(st == ESMM_STATUS_SUCCESS && fabs(info.density_a - p->density_a) <= STAT_TOL &&
               fabs(info.density_b - p->density_b) <= STAT_TOL,
@@ -825,6 +828,8 @@ int main(void)
            forms_run[1], forms_run[2]);
     CHECK(lists_with_two_copies > 0, "no planned call ran the warp lists on two copies (NT)");
     printf("planned warp-list calls on two copies: %d\n", lists_with_two_copies);
+    CHECK(lists_split > 0, "no planned call ran the warp lists on a product that splits k");
+    printf("planned warp-list calls that split k: %d\n", lists_split);
     /* The extraction wrote each copy it can (esmm_extraction_copy_made), and
      * both in one call, in some planned calls, every one of them checked bit
      * for bit above. */

@@ -378,8 +378,11 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         if (st == ESMM_STATUS_SUCCESS && planned)
             st = esmm_cuda_run_dense_gated(p, stats, settled, partials, wide_copy,
                                            handle->stream);
+        const int lists_queued =
+            esmm_plan_warp_lists((int)skip, p->m, p->n, p->k, p->op_a, p->op_b) >= 0.0;
         if (st == ESMM_STATUS_SUCCESS)
-            st = esmm_cuda_finish_splits(p, partials, handle->stream);
+            st = esmm_cuda_finish_splits(p, partials, lists_queued ? stats : NULL, planned,
+                                         handle->stream);
         return st;
     }
     if (!esmm_probe_dense(stats)) {

@@ -27,26 +27,41 @@ esmm_status_t esmm_cuda_device_info(int device, esmm_device_info_t *info);
 void esmm_cuda_forget_launch_cache(void);
 
 /*
- * Split-K. A product with fewer 128 x 128 tiles of C than a GPU runs at once
- * (skinny or small C, long k) leaves most SMs idle, so the dense and the
- * zero-skipping kernels then cut k into `splits` ranges of k_per_split (a
- * multiple of 32), one grid layer each, writing raw sums into as many
- * C-shaped buffers of partial sums (workspace), which
+ * Split-K. Where C has few 128 x 128 tiles for the SMs (skinny or small C,
+ * long k), or a number that leaves the last turn of CTAs on the SMs mostly
+ * empty, the dense and the zero-skipping kernels cut k into `splits` ranges
+ * of k_per_split (a multiple of 32), one grid layer each, writing raw sums
+ * into as many C-shaped buffers of partial sums (workspace), which
  * esmm_cuda_finish_splits adds in order of k into C. The rule depends on the
  * shape alone, so every path of a product splits alike (their bits stay
  * equal) and results do not depend on the GPU model.
  *
- * Where k is long, it aims at two CTAs an SM, each at least 256 deep. Where
- * k is too short for that to give every SM a CTA, a CTA alone on its SM
- * takes as long as its k (measured on the H100: 512^3 unsplit into 2 ran
- * 36.2 us, into 8 ranges of 64 20.3 us), so it cuts k finer, down to one
- * k tile, up to one CTA an SM.
+ * It picks the split with the least modelled time of the dense kernel and the
+ * finishing pass on a reference GPU of ESMM_SPLIT_SMS SMs (the H100's). Equal
+ * CTAs spread evenly, so the SM with the most takes ceil(CTAs / SMs) of them,
+ * two at a time while it has two, and each turn costs a prologue and C's
+ * stores besides its k. Fitted to the dense kernel's times on the H100 at 16
+ * shapes from 768^3 to 2560^3, each under 1 to 16 splits (README item 4).
+ * Where C is at most ESMM_SPLIT_NARROW wide or tall, the dense kernel runs
+ * smaller tiles (narrow_tiles in 08_pipelined.cu), and the earlier rule that
+ * its tiles were measured with stays: aim at ESMM_SPLIT_CTAS CTAs each at
+ * least ESMM_SPLIT_MIN_K deep, or where k is too short for that to give
+ * every SM a CTA, finer ranges down to one k tile, up to one CTA an SM (a
+ * CTA alone on its SM takes as long as its k).
  */
 #define ESMM_SPLIT_TILE 128   /* the dense kernel's C tile */
-#define ESMM_SPLIT_CTAS 256   /* CTAs to aim for: two per SM of a 128-SM GPU */
-#define ESMM_SPLIT_MIN_K 256  /* k per split at least while two CTAs an SM fit */
+#define ESMM_SPLIT_MIN_K 256  /* k below it does not split */
 #define ESMM_SPLIT_MAX 32
 #define ESMM_SPLIT_K_ALIGN 32 /* the dense kernel's k tile; a multiple of the mask's 8 */
+#define ESMM_SPLIT_SMS 132    /* the reference GPU's SMs */
+/* More tiles than this turn the SMs over many times: such products do not split. */
+#define ESMM_SPLIT_TILES_AT_MOST (4 * ESMM_SPLIT_SMS)
+#define ESMM_SPLIT_SOLO_NS_PER_K 97.6  /* a CTA alone on its SM */
+#define ESMM_SPLIT_PAIR_NS_PER_K 174.0 /* each of two CTAs sharing an SM */
+#define ESMM_SPLIT_TURN_NS 3000.0      /* a turn of an SM's CTAs besides its k */
+#define ESMM_SPLIT_PARTIAL_NS 0.0024   /* a float of partial sums or of C, finishing */
+#define ESMM_SPLIT_NARROW 64
+#define ESMM_SPLIT_CTAS 256 /* narrow products: CTAs to aim for */
 
 typedef struct {
     int64_t splits, k_per_split;
@@ -57,30 +72,61 @@ static inline int64_t esmm_split_min(int64_t a, int64_t b)
     return a < b ? a : b;
 }
 
-static inline esmm_k_split_t esmm_k_split(int64_t m, int64_t n, int64_t k)
+/* k cut into at most `want` ranges of a multiple of ESMM_SPLIT_K_ALIGN. */
+static inline esmm_k_split_t esmm_split_ranges(int64_t k, int64_t want)
 {
     const esmm_k_split_t none = {1, k};
-    const int64_t tiles_m = (m + ESMM_SPLIT_TILE - 1) / ESMM_SPLIT_TILE;
-    const int64_t tiles_n = (n + ESMM_SPLIT_TILE - 1) / ESMM_SPLIT_TILE;
-    if (tiles_m == 0 || tiles_n == 0 || tiles_m >= ESMM_SPLIT_CTAS / 2 ||
-        tiles_n >= ESMM_SPLIT_CTAS / 2 || tiles_m * tiles_n >= ESMM_SPLIT_CTAS / 2 ||
-        k < ESMM_SPLIT_MIN_K)
-        return none;
-    const int64_t tiles = tiles_m * tiles_n;
-    int64_t want = esmm_split_min((ESMM_SPLIT_CTAS + tiles - 1) / tiles, k / ESMM_SPLIT_MIN_K);
-    if (tiles * want < ESMM_SPLIT_CTAS / 2) {
-        const int64_t one_per_sm =
-            esmm_split_min(ESMM_SPLIT_CTAS / 2 / tiles, k / ESMM_SPLIT_K_ALIGN);
-        if (one_per_sm > want)
-            want = one_per_sm;
-    }
-    want = esmm_split_min(want, ESMM_SPLIT_MAX);
     if (want < 2)
         return none;
     const int64_t per = ((k + want - 1) / want + ESMM_SPLIT_K_ALIGN - 1) / ESMM_SPLIT_K_ALIGN *
                         ESMM_SPLIT_K_ALIGN;
     const esmm_k_split_t split = {(k + per - 1) / per, per};
     return split.splits > 1 ? split : none;
+}
+
+/* Modelled time (ns) of `split` over `tiles` tiles of an m x n C. */
+static inline double esmm_split_time(int64_t m, int64_t n, int64_t tiles, esmm_k_split_t split)
+{
+    const int64_t per_sm = (tiles * split.splits + ESMM_SPLIT_SMS - 1) / ESMM_SPLIT_SMS;
+    const double depth = (double)split.k_per_split;
+    double t = (double)(per_sm / 2) * (depth * ESMM_SPLIT_PAIR_NS_PER_K + ESMM_SPLIT_TURN_NS) +
+               (double)(per_sm % 2) * (depth * ESMM_SPLIT_SOLO_NS_PER_K + ESMM_SPLIT_TURN_NS);
+    if (split.splits > 1)
+        t += (double)(split.splits + 1) * (double)m * (double)n * ESMM_SPLIT_PARTIAL_NS;
+    return t;
+}
+
+static inline esmm_k_split_t esmm_k_split(int64_t m, int64_t n, int64_t k)
+{
+    const esmm_k_split_t none = {1, k};
+    const int64_t tiles_m = (m + ESMM_SPLIT_TILE - 1) / ESMM_SPLIT_TILE;
+    const int64_t tiles_n = (n + ESMM_SPLIT_TILE - 1) / ESMM_SPLIT_TILE;
+    const int64_t tiles = tiles_m * tiles_n;
+    if (tiles == 0 || tiles > ESMM_SPLIT_TILES_AT_MOST || k < ESMM_SPLIT_MIN_K)
+        return none;
+    if (m <= ESMM_SPLIT_NARROW || n <= ESMM_SPLIT_NARROW) {
+        if (tiles >= ESMM_SPLIT_CTAS / 2)
+            return none;
+        int64_t want = esmm_split_min((ESMM_SPLIT_CTAS + tiles - 1) / tiles, k / ESMM_SPLIT_MIN_K);
+        const int64_t one_per_sm =
+            esmm_split_min(ESMM_SPLIT_CTAS / 2 / tiles, k / ESMM_SPLIT_K_ALIGN);
+        if (tiles * want < ESMM_SPLIT_CTAS / 2 && one_per_sm > want)
+            want = one_per_sm;
+        return esmm_split_ranges(k, esmm_split_min(want, ESMM_SPLIT_MAX));
+    }
+    esmm_k_split_t best = none;
+    double best_time = esmm_split_time(m, n, tiles, none);
+    for (int64_t want = 2; want <= ESMM_SPLIT_MAX && k / want >= ESMM_SPLIT_K_ALIGN; ++want) {
+        const esmm_k_split_t split = esmm_split_ranges(k, want);
+        if (split.splits != want)
+            continue; /* the same ranges as a smaller want */
+        const double t = esmm_split_time(m, n, tiles, split);
+        if (t < best_time) {
+            best = split;
+            best_time = t;
+        }
+    }
+    return best;
 }
 
 /* Bytes of partial sums a product needs (0 when it does not split). */
@@ -98,11 +144,6 @@ const char *esmm_cuda_kernel_name(int index);
 int esmm_cuda_kernel_find(const char *name); /* index, or -1 */
 esmm_status_t esmm_cuda_run_kernel(int index, const esmm_gemm_problem_t *p, float *partials,
                                    void *stream);
-
-/* C = alpha * (the partial sums, added in order of k) + beta * C, after a
- * split product's kernels; nothing when the product does not split. */
-esmm_status_t esmm_cuda_finish_splits(const esmm_gemm_problem_t *p, const float *partials,
-                                      void *stream);
 
 /* C = beta * C (beta == 0 writes zeros): the alpha == 0 or k == 0 case. */
 esmm_status_t esmm_cuda_scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc,
@@ -510,13 +551,12 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_extraction_copy_made(uint32_t 
 
 /* The warp-list form's cost besides its work for a product (its copies, as a
  * fraction of a dense pass), or -1 where it is not queued: it takes the
- * strip-warp form's place (esmm_plan_queues_strip_warps) where k is not split
- * and each operand along k is copied by its orientation's rule. */
+ * strip-warp form's place (esmm_plan_queues_strip_warps) where each operand
+ * along k is copied by its orientation's rule. */
 static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_t k,
                                           esmm_operation_t op_a, esmm_operation_t op_b)
 {
-    if (!esmm_plan_queues_strip_warps(skip, m, n, k) || esmm_k_split(m, n, k).splits > 1 ||
-        k > 0x7fffffffLL - 32)
+    if (!esmm_plan_queues_strip_warps(skip, m, n, k) || k > 0x7fffffffLL - 32)
         return -1.0;
     const esmm_copied_t copied = esmm_plan_warp_lists_copy(op_a, op_b);
     double cost = 0.0;
@@ -626,6 +666,15 @@ esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p, esmm_skip_by_
                                      const esmm_plan_stats_t *plan, int planned,
                                      esmm_copied_t extraction_copy, float *wide_copy,
                                      int *settled, void *stream);
+
+/* C = alpha * (the partial sums, added in order of k) + beta * C, after a
+ * split product's kernels; nothing when the product does not split, nor
+ * where lists_plan (device memory, or NULL where the warp lists were not
+ * queued) picked the warp lists (planned: as esmm_cuda_run_skip was asked),
+ * which sum the ranges themselves and write C. */
+esmm_status_t esmm_cuda_finish_splits(const esmm_gemm_problem_t *p, const float *partials,
+                                      const esmm_plan_stats_t *lists_plan, int planned,
+                                      void *stream);
 
 /* Device memory and events for the API layer (cudaEvent_t as void *). */
 esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes);

@@ -38,7 +38,7 @@ cudaError_t run_unsplit(const esmm_gemm_problem_t &p, float *, cudaStream_t stre
 cudaError_t run_pipelined(const esmm_gemm_problem_t &p, float *partials, cudaStream_t stream)
 {
     cudaError_t err = launch_pipelined_gated(p, nullptr, false, partials, nullptr, stream);
-    return err == cudaSuccess ? launch_finish_splits(p, partials, stream) : err;
+    return err == cudaSuccess ? launch_finish_splits(p, partials, nullptr, false, stream) : err;
 }
 
 struct dense_kernel {
@@ -140,9 +140,12 @@ extern "C" esmm_status_t esmm_cuda_run_kernel(int index, const esmm_gemm_problem
 }
 
 extern "C" esmm_status_t esmm_cuda_finish_splits(const esmm_gemm_problem_t *p,
-                                                 const float *partials, void *stream)
+                                                 const float *partials,
+                                                 const esmm_plan_stats_t *lists_plan,
+                                                 int planned, void *stream)
 {
-    return status_from(launch_finish_splits(*p, partials, static_cast<cudaStream_t>(stream)));
+    return status_from(launch_finish_splits(*p, partials, lists_plan, planned != 0,
+                                            static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_scale_c(int64_t m, int64_t n, float beta, float *c,

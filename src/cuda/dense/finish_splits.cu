@@ -8,6 +8,7 @@
 
 #include "cuda/dense/ladder.cuh"
 #include "cuda/launch_cache.cuh"
+#include "cuda/sparse/plan_gate.cuh"
 
 namespace {
 
@@ -17,10 +18,12 @@ constexpr int64_t FINISH_ROW_BLOCKS = 65535; // grid y; more rows loop
 template <bool VEC>
 __global__ void __launch_bounds__(FINISH_THREADS)
     finish_splits_kernel(const float *partials, int64_t splits, int64_t m, int64_t n,
-                         float alpha, float beta, float *c, int64_t ldc)
+                         float alpha, float beta, float *c, int64_t ldc, warp_lists_gate lists)
 {
     chain_wait();
     chain_release();
+    if (lists.plan != nullptr && gate_open(lists))
+        return; // the warp lists ran and wrote C
     const int64_t col = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) * 4;
     if (col >= n)
         return;
@@ -68,6 +71,7 @@ __global__ void __launch_bounds__(FINISH_THREADS)
 } // namespace
 
 cudaError_t launch_finish_splits(const esmm_gemm_problem_t &p, const float *partials,
+                                 const esmm_plan_stats_t *lists_plan, bool planned,
                                  cudaStream_t stream)
 {
     const esmm_k_split_t split = esmm_k_split(p.m, p.n, p.k);
@@ -85,5 +89,6 @@ cudaError_t launch_finish_splits(const esmm_gemm_problem_t &p, const float *part
     const bool vec = p.n % 4 == 0 && p.ldc % 4 == 0 && reinterpret_cast<uintptr_t>(p.c) % 16 == 0;
     auto kernel = vec ? finish_splits_kernel<true> : finish_splits_kernel<false>;
     return launch_chained(kernel, grid, block, 0, stream, partials, split.splits, p.m, p.n,
-                          p.alpha, p.beta, p.c, p.ldc);
+                          p.alpha, p.beta, p.c, p.ldc,
+                          warp_lists_gate{lists_plan, planned, false});
 }

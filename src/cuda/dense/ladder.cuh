@@ -33,6 +33,9 @@ cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan
                                    cudaStream_t stream);
 
 // C = alpha * (partial sums added in order of k) + beta * C after a split
-// product; nothing when p does not split.
+// product; nothing when p does not split, nor where lists_plan (device
+// memory, or nullptr) picked the warp lists, which write C themselves
+// (planned: as the warp lists' gate reads it, warp_lists_gate).
 cudaError_t launch_finish_splits(const esmm_gemm_problem_t &p, const float *partials,
+                                 const esmm_plan_stats_t *lists_plan, bool planned,
                                  cudaStream_t stream);

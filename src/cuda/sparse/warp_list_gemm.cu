@@ -8,7 +8,12 @@
 // Both operands are read along m / n (op(A) = A^T, op(B) = B), each stored
 // along k from its k-major copy (launch_copy_operand). Each C
 // element sums its listed products in increasing k with fmaf, as the dense
-// kernel does, so results equal the dense path's bit for bit.
+// kernel does, so results equal the dense path's bit for bit. Where k is
+// split (esmm_k_split), a warp sums each range from zero in turn and adds
+// the ranges in order, as the finishing pass adds the other paths' partial
+// sums: the same bits, with no partial sums written or read. A warp per strip
+// pair already gives the SMs enough warps, which is what the other paths
+// split k for.
 #include <cuda_runtime.h>
 
 #include "cuda/dense/pipelined_tile.cuh"
@@ -34,7 +39,12 @@ struct __align__(16) warp_space {
     float stage[STAGES][STAGE_K][64]; // per listed k: 32 of op(A)'s column, 32 of op(B)'s row
     int list[LIST_CAPACITY];
 };
-constexpr int SMEM_BYTES = WARPS * (int)sizeof(warp_space);
+// Where k is split, after the warps' spaces: each warp's sum of the ranges so
+// far, 32 values a lane, value-major.
+constexpr int RANGES_SUM_FLOATS = 32 * 32;
+template <bool SPLIT>
+constexpr int SMEM_BYTES =
+    WARPS * ((int)sizeof(warp_space) + (SPLIT ? RANGES_SUM_FLOATS * (int)sizeof(float) : 0));
 
 // Four k-blocks' mask bytes of one strip as a word, k-block 4w first (0 past
 // the last). Whole words where the rows allow them.
@@ -101,10 +111,12 @@ __device__ __forceinline__ void multiply_entry(const float *entry, int tr, int t
             acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
 }
 
-// p: op(A) = A^T stored k x m, op(B) = B stored k x n; A_VEC / B_VEC: 16-byte copies.
-template <bool A_VEC, bool B_VEC>
+// p: op(A) = A^T stored k x m, op(B) = B stored k x n; A_VEC / B_VEC: 16-byte
+// copies; SPLIT: k cut into ranges of k_per_split.
+template <bool A_VEC, bool B_VEC, bool SPLIT>
 __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
-    warp_list_kernel(esmm_gemm_problem_t p, esmm_masks_t masks, warp_lists_gate gate)
+    warp_list_kernel(esmm_gemm_problem_t p, esmm_masks_t masks, warp_lists_gate gate,
+                     int64_t k_per_split)
 {
     if (!enter_gated(gate))
         return;
@@ -149,67 +161,100 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
         for (int j = 0; j < 8; ++j)
             acc[i][j] = 0.0f;
 
-    unsigned next_need = pair.need(lane);
-    for (int64_t w0 = 0; w0 < mask_words;) {
-        // List as many words of k as fit, one per lane at a time, in order.
-        int listed = 0;
-        while (w0 < mask_words) {
-            unsigned need = next_need;
-            const int count = __popc(need);
-            int inclusive = count;
+    // Where k is split (esmm_k_split), ranges of range_words mask words
+    // (k_per_split is a multiple of 32 k, one word), each summed from zero
+    // and added in order (finish_splits.cu); unsplit, one range.
+    const int64_t range_words = SPLIT ? k_per_split / 32 : mask_words;
+    int64_t range_end = SPLIT ? min(mask_words, range_words) : mask_words;
+    // The need of word w, none from `end` on.
+    auto need_before = [&](int64_t w, int64_t end) {
+        return !SPLIT || w < end ? pair.need(w) : 0u;
+    };
+    int64_t w0 = 0;
+    unsigned next_need = need_before(lane, range_end);
+    for (;;) {
+        while (w0 < range_end) {
+            // List as many words of k as fit, one per lane at a time, in order.
+            int listed = 0;
+            while (w0 < range_end) {
+                unsigned need = next_need;
+                const int count = __popc(need);
+                int inclusive = count;
 #pragma unroll
-            for (int offset = 1; offset < 32; offset *= 2) {
-                const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
-                if (lane >= offset)
-                    inclusive += v;
+                for (int offset = 1; offset < 32; offset *= 2) {
+                    const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+                    if (lane >= offset)
+                        inclusive += v;
+                }
+                const int words_listed = __shfl_sync(0xffffffffu, inclusive, 31);
+                if (listed + words_listed > LIST_CAPACITY)
+                    break;
+                next_need = need_before(w0 + 32 + lane, range_end);
+                int at = listed + inclusive - count;
+                const int k_base = (int)((w0 + lane) * 32);
+                for (; need; need &= need - 1)
+                    space.list[at++] = k_base + __ffs(need) - 1;
+                listed += words_listed;
+                w0 += 32;
             }
-            const int words_listed = __shfl_sync(0xffffffffu, inclusive, 31);
-            if (listed + words_listed > LIST_CAPACITY)
-                break;
-            next_need = pair.need(w0 + 32 + lane);
-            int at = listed + inclusive - count;
-            const int k_base = (int)((w0 + lane) * 32);
-            for (; need; need &= need - 1)
-                space.list[at++] = k_base + __ffs(need) - 1;
-            listed += words_listed;
-            w0 += 32;
-        }
-        __syncwarp();
-
-        const int stages = (listed + STAGE_K - 1) / STAGE_K;
-        auto issue = [&](int s) {
-            const int e = s * STAGE_K + copy_entry;
-            if (s < stages && e < listed) {
-                const int64_t k = space.list[e];
-                float *entry = space.stage[s % STAGES][copy_entry];
-                copy_four<A_VEC>(entry + copy_at, a_col + k * p.lda, a_valid);
-                copy_four<B_VEC>(entry + 32 + copy_at, b_row + k * p.ldb, b_valid);
-            }
-            cp_async_commit();
-        };
-#pragma unroll
-        for (int s = 0; s < STAGES - 1; ++s)
-            issue(s);
-        for (int s = 0; s < stages; ++s) {
-            cp_async_wait<STAGES - 2>();
-            // Stage s is visible to the warp, and every lane has multiplied
-            // stage s - 1, whose buffer the next copy overwrites.
             __syncwarp();
-            issue(s + STAGES - 1);
-            const float(*stage)[64] = space.stage[s % STAGES];
-            const int entries = min(STAGE_K, listed - s * STAGE_K);
-            if (entries == STAGE_K) {
+
+            const int stages = (listed + STAGE_K - 1) / STAGE_K;
+            auto issue = [&](int s) {
+                const int e = s * STAGE_K + copy_entry;
+                if (s < stages && e < listed) {
+                    const int64_t k = space.list[e];
+                    float *entry = space.stage[s % STAGES][copy_entry];
+                    copy_four<A_VEC>(entry + copy_at, a_col + k * p.lda, a_valid);
+                    copy_four<B_VEC>(entry + 32 + copy_at, b_row + k * p.ldb, b_valid);
+                }
+                cp_async_commit();
+            };
 #pragma unroll
-                for (int e = 0; e < STAGE_K; ++e)
-                    multiply_entry(stage[e], tr, tc, acc);
-            } else {
-                for (int e = 0; e < entries; ++e)
-                    multiply_entry(stage[e], tr, tc, acc);
+            for (int s = 0; s < STAGES - 1; ++s)
+                issue(s);
+            for (int s = 0; s < stages; ++s) {
+                cp_async_wait<STAGES - 2>();
+                // Stage s is visible to the warp, and every lane has multiplied
+                // stage s - 1, whose buffer the next copy overwrites.
+                __syncwarp();
+                issue(s + STAGES - 1);
+                const float(*stage)[64] = space.stage[s % STAGES];
+                const int entries = min(STAGE_K, listed - s * STAGE_K);
+                if (entries == STAGE_K) {
+#pragma unroll
+                    for (int e = 0; e < STAGE_K; ++e)
+                        multiply_entry(stage[e], tr, tc, acc);
+                } else {
+                    for (int e = 0; e < entries; ++e)
+                        multiply_entry(stage[e], tr, tc, acc);
+                }
             }
+            cp_async_wait<0>();
+            // The next list and stages overwrite these.
+            __syncwarp();
         }
-        cp_async_wait<0>();
-        // The next list and stages overwrite these.
-        __syncwarp();
+        if (!SPLIT)
+            break;
+        const bool first_range = range_end <= range_words, last_range = range_end >= mask_words;
+        float *ranges_sum = reinterpret_cast<float *>(reinterpret_cast<warp_space *>(smem) + WARPS) +
+                            warp * RANGES_SUM_FLOATS;
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+                float &sum = ranges_sum[(i * 8 + j) * 32 + lane];
+                if (last_range)
+                    acc[i][j] = sum + acc[i][j];
+                else
+                    sum = first_range ? acc[i][j] : sum + acc[i][j];
+                acc[i][j] = last_range ? acc[i][j] : 0.0f;
+            }
+        if (last_range)
+            break;
+        w0 = range_end;
+        range_end = min(mask_words, range_end + range_words);
+        next_need = need_before(w0 + lane, range_end);
     }
 
     const bool vector_c = (p.ldc % 4) == 0 && ((uintptr_t)p.c % 16) == 0;
@@ -225,12 +270,13 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
     }
 }
 
-template <bool A_VEC, bool B_VEC>
+template <bool A_VEC, bool B_VEC, bool SPLIT>
 cudaError_t launch(const esmm_gemm_problem_t &q, const esmm_masks_t &masks,
-                   const warp_lists_gate &gate, cudaStream_t stream)
+                   const warp_lists_gate &gate, int64_t k_per_split, cudaStream_t stream)
 {
-    auto kernel = warp_list_kernel<A_VEC, B_VEC>;
-    const cudaError_t err = grant_dynamic_smem(reinterpret_cast<const void *>(kernel), SMEM_BYTES);
+    auto kernel = warp_list_kernel<A_VEC, B_VEC, SPLIT>;
+    const cudaError_t err =
+        grant_dynamic_smem(reinterpret_cast<const void *>(kernel), SMEM_BYTES<SPLIT>);
     if (err != cudaSuccess)
         return err;
     const int64_t strips_b = (q.n + 31) / 32;
@@ -239,8 +285,18 @@ cudaError_t launch(const esmm_gemm_problem_t &q, const esmm_masks_t &masks,
         return cudaErrorInvalidConfiguration;
     warp_lists_gate launched = gate;
     launched.settled = settled_launch(gate.settled, blocks, CTAS_PER_SM);
-    return launch_chained(kernel, (unsigned)blocks, WARPS * 32, SMEM_BYTES, stream, q, masks,
-                          launched);
+    return launch_chained(kernel, (unsigned)blocks, WARPS * 32, SMEM_BYTES<SPLIT>, stream, q,
+                          masks, launched, k_per_split);
+}
+
+template <bool A_VEC, bool B_VEC>
+cudaError_t launch_split_or_not(const esmm_gemm_problem_t &q, const esmm_masks_t &masks,
+                                const warp_lists_gate &gate, cudaStream_t stream)
+{
+    const esmm_k_split_t split = esmm_k_split(q.m, q.n, q.k);
+    return split.splits > 1
+               ? launch<A_VEC, B_VEC, true>(q, masks, gate, split.k_per_split, stream)
+               : launch<A_VEC, B_VEC, false>(q, masks, gate, q.k, stream);
 }
 
 } // namespace
@@ -262,8 +318,8 @@ cudaError_t launch_warp_list_gemm(const esmm_gemm_problem_t &p, const esmm_masks
     const bool a_vec = q.lda % 4 == 0 && (uintptr_t)q.a % 16 == 0;
     const bool b_vec = q.ldb % 4 == 0 && (uintptr_t)q.b % 16 == 0;
     if (a_vec)
-        return b_vec ? launch<true, true>(q, masks, gate, stream)
-                     : launch<true, false>(q, masks, gate, stream);
-    return b_vec ? launch<false, true>(q, masks, gate, stream)
-                 : launch<false, false>(q, masks, gate, stream);
+        return b_vec ? launch_split_or_not<true, true>(q, masks, gate, stream)
+                     : launch_split_or_not<true, false>(q, masks, gate, stream);
+    return b_vec ? launch_split_or_not<false, true>(q, masks, gate, stream)
+                 : launch_split_or_not<false, false>(q, masks, gate, stream);
 }
