@@ -52,8 +52,8 @@ static const shape_t shapes[] = {
     {1777, 37, 2051, 1, 1},
     /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
      * padded rows and misaligned bases: the warp lists (TN, and TT through
-     * the copy of B) and the strip-warp form (NN, NT) on scalar copies, both
-     * split along k (5 and 2 ranges: esmm_k_split). */
+     * the copy of B) and the strip-warp form (NN, NT) on scalar copies, the
+     * first split along k (5 ranges: esmm_k_split). */
     {2053, 1031, 2051, 1, 1},
     {1400, 1400, 2200, 1, 1},
     /* Both sides past the copy rule's edge: with both operands along k (NT,

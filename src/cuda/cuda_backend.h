@@ -42,6 +42,11 @@ void esmm_cuda_forget_launch_cache(void);
  * two at a time while it has two, and each turn costs a prologue and C's
  * stores besides its k. Fitted to the dense kernel's times on the H100 at 16
  * shapes from 768^3 to 2560^3, each under 1 to 16 splits (README item 4).
+ * A split is taken only where it saves at least ESMM_SPLIT_GAIN of the
+ * unsplit time: the skipping paths split alike and lose more by it than the
+ * dense kernel (their closed launches grow with the layers, pair and strip
+ * warps write and read partial sums, the warp lists restart per range), so
+ * at 2560^3 a 6% gain on dense data cost both operands at d = 0.125 40%.
  * Where C is at most ESMM_SPLIT_NARROW wide or tall, the dense kernel runs
  * smaller tiles (narrow_tiles in 08_pipelined.cu), and the earlier rule that
  * its tiles were measured with stays: aim at ESMM_SPLIT_CTAS CTAs each at
@@ -60,6 +65,7 @@ void esmm_cuda_forget_launch_cache(void);
 #define ESMM_SPLIT_PAIR_NS_PER_K 174.0 /* each of two CTAs sharing an SM */
 #define ESMM_SPLIT_TURN_NS 3000.0      /* a turn of an SM's CTAs besides its k */
 #define ESMM_SPLIT_PARTIAL_NS 0.0024   /* a float of partial sums or of C, finishing */
+#define ESMM_SPLIT_GAIN 0.10
 #define ESMM_SPLIT_NARROW 64
 #define ESMM_SPLIT_CTAS 256 /* narrow products: CTAs to aim for */
 
@@ -114,8 +120,9 @@ static inline esmm_k_split_t esmm_k_split(int64_t m, int64_t n, int64_t k)
             want = one_per_sm;
         return esmm_split_ranges(k, esmm_split_min(want, ESMM_SPLIT_MAX));
     }
+    const double whole_time = esmm_split_time(m, n, tiles, none);
     esmm_k_split_t best = none;
-    double best_time = esmm_split_time(m, n, tiles, none);
+    double best_time = whole_time;
     for (int64_t want = 2; want <= ESMM_SPLIT_MAX && k / want >= ESMM_SPLIT_K_ALIGN; ++want) {
         const esmm_k_split_t split = esmm_split_ranges(k, want);
         if (split.splits != want)
@@ -126,7 +133,7 @@ static inline esmm_k_split_t esmm_k_split(int64_t m, int64_t n, int64_t k)
             best_time = t;
         }
     }
-    return best;
+    return best_time <= (1.0 - ESMM_SPLIT_GAIN) * whole_time ? best : none;
 }
 
 /* Bytes of partial sums a product needs (0 when it does not split). */
