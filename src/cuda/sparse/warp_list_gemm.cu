@@ -161,100 +161,113 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
         for (int j = 0; j < 8; ++j)
             acc[i][j] = 0.0f;
 
-    // Where k is split (esmm_k_split), ranges of range_words mask words
-    // (k_per_split is a multiple of 32 k, one word), each summed from zero
-    // and added in order (finish_splits.cu); unsplit, one range.
-    const int64_t range_words = SPLIT ? k_per_split / 32 : mask_words;
-    int64_t range_end = SPLIT ? min(mask_words, range_words) : mask_words;
-    // The need of word w, none from `end` on.
-    auto need_before = [&](int64_t w, int64_t end) {
-        return !SPLIT || w < end ? pair.need(w) : 0u;
+    // Where k is split (esmm_k_split), each range of k_per_split sums from
+    // zero and the ranges add in order (finish_splits.cu): the warp lists and
+    // copies its k as when whole, and at the first listed k past a range
+    // closes it, adding it to its lane's ranges_sum (value-major), which
+    // starts at -0 (-0 + x is x for every x, -0 included). k is below 2^31
+    // (the list holds it as int), so range ends fit in 32 bits.
+    const unsigned range_k = (unsigned)k_per_split;
+    unsigned next_range_k = range_k;
+    auto ranges_sum = [&](int v) -> float & {
+        return reinterpret_cast<float *>(reinterpret_cast<warp_space *>(smem) +
+                                         WARPS)[(warp * 32 + v) * 32 + lane];
     };
-    int64_t w0 = 0;
-    unsigned next_need = need_before(lane, range_end);
-    for (;;) {
-        while (w0 < range_end) {
-            // List as many words of k as fit, one per lane at a time, in order.
-            int listed = 0;
-            while (w0 < range_end) {
-                unsigned need = next_need;
-                const int count = __popc(need);
-                int inclusive = count;
-#pragma unroll
-                for (int offset = 1; offset < 32; offset *= 2) {
-                    const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
-                    if (lane >= offset)
-                        inclusive += v;
-                }
-                const int words_listed = __shfl_sync(0xffffffffu, inclusive, 31);
-                if (listed + words_listed > LIST_CAPACITY)
-                    break;
-                next_need = need_before(w0 + 32 + lane, range_end);
-                int at = listed + inclusive - count;
-                const int k_base = (int)((w0 + lane) * 32);
-                for (; need; need &= need - 1)
-                    space.list[at++] = k_base + __ffs(need) - 1;
-                listed += words_listed;
-                w0 += 32;
-            }
-            __syncwarp();
-
-            const int stages = (listed + STAGE_K - 1) / STAGE_K;
-            auto issue = [&](int s) {
-                const int e = s * STAGE_K + copy_entry;
-                if (s < stages && e < listed) {
-                    const int64_t k = space.list[e];
-                    float *entry = space.stage[s % STAGES][copy_entry];
-                    copy_four<A_VEC>(entry + copy_at, a_col + k * p.lda, a_valid);
-                    copy_four<B_VEC>(entry + 32 + copy_at, b_row + k * p.ldb, b_valid);
-                }
-                cp_async_commit();
-            };
-#pragma unroll
-            for (int s = 0; s < STAGES - 1; ++s)
-                issue(s);
-            for (int s = 0; s < stages; ++s) {
-                cp_async_wait<STAGES - 2>();
-                // Stage s is visible to the warp, and every lane has multiplied
-                // stage s - 1, whose buffer the next copy overwrites.
-                __syncwarp();
-                issue(s + STAGES - 1);
-                const float(*stage)[64] = space.stage[s % STAGES];
-                const int entries = min(STAGE_K, listed - s * STAGE_K);
-                if (entries == STAGE_K) {
-#pragma unroll
-                    for (int e = 0; e < STAGE_K; ++e)
-                        multiply_entry(stage[e], tr, tc, acc);
-                } else {
-                    for (int e = 0; e < entries; ++e)
-                        multiply_entry(stage[e], tr, tc, acc);
-                }
-            }
-            cp_async_wait<0>();
-            // The next list and stages overwrite these.
-            __syncwarp();
-        }
-        if (!SPLIT)
-            break;
-        const bool first_range = range_end <= range_words, last_range = range_end >= mask_words;
-        float *ranges_sum = reinterpret_cast<float *>(reinterpret_cast<warp_space *>(smem) + WARPS) +
-                            warp * RANGES_SUM_FLOATS;
+    auto close_range = [&] {
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j) {
-                float &sum = ranges_sum[(i * 8 + j) * 32 + lane];
-                if (last_range)
-                    acc[i][j] = sum + acc[i][j];
-                else
-                    sum = first_range ? acc[i][j] : sum + acc[i][j];
-                acc[i][j] = last_range ? acc[i][j] : 0.0f;
+                ranges_sum(i * 8 + j) += acc[i][j];
+                acc[i][j] = 0.0f;
             }
-        if (last_range)
-            break;
-        w0 = range_end;
-        range_end = min(mask_words, range_end + range_words);
-        next_need = need_before(w0 + lane, range_end);
+    };
+    if (SPLIT) {
+#pragma unroll
+        for (int v = 0; v < 32; ++v)
+            ranges_sum(v) = -0.0f;
+    }
+
+    unsigned next_need = pair.need(lane);
+    for (int64_t w0 = 0; w0 < mask_words;) {
+        // List as many words of k as fit, one per lane at a time, in order.
+        int listed = 0;
+        while (w0 < mask_words) {
+            unsigned need = next_need;
+            const int count = __popc(need);
+            int inclusive = count;
+#pragma unroll
+            for (int offset = 1; offset < 32; offset *= 2) {
+                const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+                if (lane >= offset)
+                    inclusive += v;
+            }
+            const int words_listed = __shfl_sync(0xffffffffu, inclusive, 31);
+            if (listed + words_listed > LIST_CAPACITY)
+                break;
+            next_need = pair.need(w0 + 32 + lane);
+            int at = listed + inclusive - count;
+            const int k_base = (int)((w0 + lane) * 32);
+            for (; need; need &= need - 1)
+                space.list[at++] = k_base + __ffs(need) - 1;
+            listed += words_listed;
+            w0 += 32;
+        }
+        __syncwarp();
+
+        const int stages = (listed + STAGE_K - 1) / STAGE_K;
+        auto issue = [&](int s) {
+            const int e = s * STAGE_K + copy_entry;
+            if (s < stages && e < listed) {
+                const int64_t k = space.list[e];
+                float *entry = space.stage[s % STAGES][copy_entry];
+                copy_four<A_VEC>(entry + copy_at, a_col + k * p.lda, a_valid);
+                copy_four<B_VEC>(entry + 32 + copy_at, b_row + k * p.ldb, b_valid);
+            }
+            cp_async_commit();
+        };
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s)
+            issue(s);
+        for (int s = 0; s < stages; ++s) {
+            cp_async_wait<STAGES - 2>();
+            // Stage s is visible to the warp, and every lane has multiplied
+            // stage s - 1, whose buffer the next copy overwrites.
+            __syncwarp();
+            issue(s + STAGES - 1);
+            const float(*stage)[64] = space.stage[s % STAGES];
+            const int entries = min(STAGE_K, listed - s * STAGE_K);
+            if (SPLIT && (unsigned)space.list[s * STAGE_K + entries - 1] >= next_range_k) {
+                // A range ends in this stage: close it (and any empty ones)
+                // before the first entry past it.
+                for (int e = 0; e < entries; ++e) {
+                    for (const unsigned k = space.list[s * STAGE_K + e]; k >= next_range_k;
+                         next_range_k += range_k)
+                        close_range();
+                    multiply_entry(stage[e], tr, tc, acc);
+                }
+            } else if (entries == STAGE_K) {
+#pragma unroll
+                for (int e = 0; e < STAGE_K; ++e)
+                    multiply_entry(stage[e], tr, tc, acc);
+            } else {
+                for (int e = 0; e < entries; ++e)
+                    multiply_entry(stage[e], tr, tc, acc);
+            }
+        }
+        cp_async_wait<0>();
+        // The next list and stages overwrite these.
+        __syncwarp();
+    }
+
+    if (SPLIT) {
+        for (; next_range_k < (unsigned)p.k; next_range_k += range_k)
+            close_range();
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+                acc[i][j] = ranges_sum(i * 8 + j) + acc[i][j];
     }
 
     const bool vector_c = (p.ldc % 4) == 0 && ((uintptr_t)p.c % 16) == 0;
