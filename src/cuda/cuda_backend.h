@@ -45,8 +45,8 @@ void esmm_cuda_forget_launch_cache(void);
  * A split is taken only where it saves at least ESMM_SPLIT_GAIN of the
  * unsplit time: the skipping paths split alike and lose more by it than the
  * dense kernel (their closed launches grow with the layers, pair and strip
- * warps write and read partial sums, the warp lists restart per range), so
- * at 2560^3 a 6% gain on dense data cost both operands at d = 0.125 40%.
+ * warps write and read partial sums, the warp lists add each range in turn),
+ * so at 2560^3 a 6% gain on dense data cost both operands at d = 0.125 40%.
  * Where C is at most ESMM_SPLIT_NARROW wide or tall, the dense kernel runs
  * smaller tiles (narrow_tiles in 08_pipelined.cu), and the earlier rule that
  * its tiles were measured with stays: aim at ESMM_SPLIT_CTAS CTAs each at
