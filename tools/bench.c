@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* sysconf, clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 
 #include "bench.h"
 
@@ -6,12 +6,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench_csr.h"
 #include "cpu/cpu_backend.h"
 #include "gemm_problem.h"
+#include "host_timing.h"
 #include "npy.h"
 #include "operand_stats.h"
 #include "progress.h"
@@ -232,13 +232,6 @@ static double nonzero_fraction(const int64_t *counts, int64_t k, int64_t outer)
     return nonzeros / ((double)k * (double)outer);
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void describe_source(const char *file, const generator_t *g, char *out, size_t cap)
 {
     if (file != NULL)
@@ -306,7 +299,7 @@ static void collect_info(bench_case_t *ctx, const bench_kernel_t *kernel, bench_
     row->info.kernel = row->info_kernel;
 }
 
-static void fail_row(bench_row_t *row, const cli_error_t *err)
+void bench_fail_row(bench_row_t *row, const cli_error_t *err)
 {
     row->check = "fail";
     snprintf(row->error, sizeof row->error, "%s", err->text);
@@ -324,7 +317,7 @@ static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_sum
     row->host_us = NAN;
     row->check = "skipped";
     if (row->cached_b && bench_runner_cache_b(r, &err) != 0) {
-        fail_row(row, &err);
+        bench_fail_row(row, &err);
         return;
     }
     if (row->operand != 0) {
@@ -332,7 +325,7 @@ static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_sum
             check_extraction(ctx, row);
     } else if (ref != NULL && !row->is_reference) {
         if (r->run_checked(r, &kernel, ctx->out, &err) != 0) {
-            fail_row(row, &err);
+            bench_fail_row(row, &err);
             return;
         }
         row->max_error = verify_max_error(ref, ctx->out);
@@ -340,7 +333,7 @@ static void run_row(bench_case_t *ctx, const bench_options_t *o, const bench_sum
     }
     r->host_us = NAN;
     if (r->time_runs(r, &kernel, s->warmup, o->runs, ctx->ms, &err) != 0) {
-        fail_row(row, &err);
+        bench_fail_row(row, &err);
         return;
     }
     row->ran = true;
@@ -479,9 +472,9 @@ static int prepare_check(const bench_options_t *o, bench_case_t *ctx, const benc
                             o->alpha, o->beta, p->c0};
     *ref = r;
     if (cpu_reference) {
-        double start = now_seconds();
+        double start = host_now_ms();
         compute_cpu_reference(p, ctx->ref, ctx->out);
-        s->reference_seconds = now_seconds() - start;
+        s->reference_seconds = (host_now_ms() - start) * 1e-3;
         s->reference = "cpu-float64";
     }
     s->tolerance = verify_tolerance(p->k, !cpu_reference);
@@ -728,6 +721,16 @@ int bench_run(esmm_handle_t handle, const bench_options_t *o)
     return exit_code;
 }
 
+int bench_create_handle(esmm_backend_t backend, esmm_handle_t *handle)
+{
+    esmm_status_t st = esmm_create(handle, backend);
+    if (st == ESMM_STATUS_SUCCESS)
+        return ESMM_EXIT_OK;
+    cli_error_t err = {""};
+    cli_error_set(&err, "cannot create an esmm handle: %s", esmm_status_string(st));
+    return runtime_error(&err);
+}
+
 int bench_command(int argc, char **argv)
 {
     bench_options_t o;
@@ -744,12 +747,10 @@ int bench_command(int argc, char **argv)
         return ESMM_EXIT_OK;
     }
     esmm_handle_t handle = NULL;
-    esmm_status_t st = esmm_create(&handle, o.backend);
-    if (st != ESMM_STATUS_SUCCESS) {
-        cli_error_set(&err, "cannot create an esmm handle: %s", esmm_status_string(st));
-        return runtime_error(&err);
-    }
-    int exit_code = bench_run(handle, &o);
+    int exit_code = bench_create_handle(o.backend, &handle);
+    if (exit_code != ESMM_EXIT_OK)
+        return exit_code;
+    exit_code = bench_run(handle, &o);
     esmm_destroy(handle);
     return exit_code;
 }

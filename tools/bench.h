@@ -19,6 +19,13 @@ int bench_run(esmm_handle_t handle, const bench_options_t *options);
 
 /* Pieces every bench operation shares. */
 
+/* Creates a handle on backend, or says why not on stderr. Returns an
+ * ESMM_EXIT_* code. */
+int bench_create_handle(esmm_backend_t backend, esmm_handle_t *handle);
+
+/* Marks the row failed with err's text and reports it on stderr. */
+void bench_fail_row(bench_row_t *row, const cli_error_t *err);
+
 /* Refuses m x n x k where its matrices could not be addressed, or where
  * bytes of host buffers exceed the share of this machine's memory a run may
  * take. Returns 0, or -1 with err set. */

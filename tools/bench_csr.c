@@ -1,15 +1,13 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include "bench_csr.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 #include "csr_workload.h"
+#include "host_timing.h"
 #include "json.h"
 #include "progress.h"
 #include "report.h"
@@ -66,13 +64,6 @@ static int runtime_error(const cli_error_t *err)
     return cli_runtime_error("esmm bench", err);
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static const char *op_name(bench_op_t op)
 {
     return op == BENCH_OP_CSRMV ? "csrmv" : "csrmm";
@@ -109,13 +100,6 @@ static csr_case_t case_from_options(const bench_csr_options_t *o)
 
 /* ---- running the rows -------------------------------------------------- */
 
-static void fail_row(bench_row_t *row, const cli_error_t *err)
-{
-    row->check = "fail";
-    snprintf(row->error, sizeof row->error, "%s", err->text);
-    fprintf(stderr, "esmm bench: %s\n", err->text);
-}
-
 /* A checked run, then the timed runs. A cuSPARSE algorithm that refuses the
  * case is "not supported", not a failure. */
 static void run_row(csr_bench_case_t *ctx, const bench_csr_options_t *o, int index)
@@ -134,7 +118,7 @@ static void run_row(csr_bench_case_t *ctx, const bench_csr_options_t *o, int ind
         return;
     }
     if (status != 0) {
-        fail_row(row, &err);
+        bench_fail_row(row, &err);
         return;
     }
     if (ctx->checked) {
@@ -142,7 +126,7 @@ static void run_row(csr_bench_case_t *ctx, const bench_csr_options_t *o, int ind
         row->check = row->max_error <= CSR_TOLERANCE ? "pass" : "fail";
     }
     if (r->time_runs(r, kernel, ctx->warmup, o->runs, ctx->ms, &err) != 0) {
-        fail_row(row, &err);
+        bench_fail_row(row, &err);
         return;
     }
     row->ran = true;
@@ -238,31 +222,6 @@ static void print_baseline(const csr_session_t *session, const csr_bench_case_t 
                ctx->baseline_kernel, ctx->s.baseline_ms);
 }
 
-static void field_string(FILE *f, const char *key, const char *value)
-{
-    fprintf(f, ", \"%s\": ", key);
-    if (value != NULL)
-        json_write_string(f, value);
-    else
-        fputs("null", f);
-}
-
-static void field_number(FILE *f, const char *key, double value)
-{
-    fprintf(f, ", \"%s\": ", key);
-    json_write_number(f, value);
-}
-
-static void field_integer(FILE *f, const char *key, int64_t value)
-{
-    fprintf(f, ", \"%s\": %" PRId64, key, value);
-}
-
-static void field_bool(FILE *f, const char *key, bool value)
-{
-    fprintf(f, ", \"%s\": %s", key, value ? "true" : "false");
-}
-
 /* W-only work done before timing: esmm_csr_prepare for T (all but the
  * unprepared row), cuSPARSE's preprocessing. */
 static bool prepared(const csr_case_t *c, const csr_kernel_t *k)
@@ -281,58 +240,59 @@ static void write_result(FILE *f, const csr_session_t *session, const csr_bench_
     const bench_row_t *row = &ctx->rows[index];
     const double ms = row->ran ? row->median_ms : NAN;
     fprintf(f, "    {\"op\": \"%s\"", op_name(c->op));
-    field_string(f, "kernel", row->kernel);
+    json_field_string(f, "kernel", row->kernel);
     if (c->label != NULL)
-        field_string(f, "case", c->label);
-    field_integer(f, "m", wl->m);
-    field_integer(f, "n", wl->n);
-    field_integer(f, "k", wl->k);
-    field_string(f, "transpose", c->transpose == ESMM_OP_T ? "T" : "N");
-    field_integer(f, "rows", wl->w.rows);
-    field_integer(f, "cols", wl->w.cols);
-    field_integer(f, "nnz", wl->w.nnz);
-    field_number(f, "nnz_per_row", (double)wl->w.nnz / (double)wl->w.rows);
-    field_bool(f, "homogeneous", wl->homogeneous);
+        json_field_string(f, "case", c->label);
+    json_field_integer(f, "m", wl->m);
+    json_field_integer(f, "n", wl->n);
+    json_field_integer(f, "k", wl->k);
+    json_field_string(f, "transpose", c->transpose == ESMM_OP_T ? "T" : "N");
+    json_field_integer(f, "rows", wl->w.rows);
+    json_field_integer(f, "cols", wl->w.cols);
+    json_field_integer(f, "nnz", wl->w.nnz);
+    json_field_number(f, "nnz_per_row", (double)wl->w.nnz / (double)wl->w.rows);
+    json_field_bool(f, "homogeneous", wl->homogeneous);
     if (wl->homogeneous)
-        field_number(f, "weight", (double)wl->weight);
-    field_string(f, "generator", c->w_path != NULL || c->b_path != NULL ? "file" : "density");
-    field_number(f, "density_a", (double)wl->w.nnz / ((double)wl->w.rows * (double)wl->w.cols));
-    field_number(f, "density_b", c->b_path != NULL ? wl->nonzero_b : c->b_density);
-    field_number(f, "nonzero_b", wl->nonzero_b);
+        json_field_number(f, "weight", (double)wl->weight);
+    json_field_string(f, "generator", c->w_path != NULL || c->b_path != NULL ? "file" : "density");
+    json_field_number(f, "density_a",
+                      (double)wl->w.nnz / ((double)wl->w.rows * (double)wl->w.cols));
+    json_field_number(f, "density_b", c->b_path != NULL ? wl->nonzero_b : c->b_density);
+    json_field_number(f, "nonzero_b", wl->nonzero_b);
     if (c->w_path != NULL)
-        field_string(f, "file_w", c->w_path);
+        json_field_string(f, "file_w", c->w_path);
     if (c->b_path != NULL)
-        field_string(f, "file_b", c->b_path);
+        json_field_string(f, "file_b", c->b_path);
     fprintf(f, ", \"seed\": %" PRIu64, c->seed);
-    field_number(f, "alpha", (double)c->alpha);
-    field_number(f, "beta", (double)c->beta);
-    field_bool(f, "cached_b", false);
-    field_bool(f, "prepared", prepared(c, k));
+    json_field_number(f, "alpha", (double)c->alpha);
+    json_field_number(f, "beta", (double)c->beta);
+    json_field_bool(f, "cached_b", false);
+    json_field_bool(f, "prepared", prepared(c, k));
     if (is_cusparse(k))
-        field_string(f, "algorithm", csr_cusparse_algorithm_name(c->op, k->algorithm));
-    field_number(f, "ms", ms);
-    field_number(f, "min_ms", row->ran ? row->min_ms : NAN);
-    field_number(f, "tflops", ctx->s.flops / ms * 1e-9);
-    field_number(f, "effective_tflops", ctx->s.effective_flops / ms * 1e-9);
-    field_string(f, "baseline", session->cuda ? "cusparse" : "none");
-    field_number(f, "baseline_ms", ctx->s.baseline_ms);
-    field_string(f, "baseline_kernel", ctx->baseline_kernel);
-    field_number(f, "speedup", ctx->s.baseline_ms / ms);
+        json_field_string(f, "algorithm", csr_cusparse_algorithm_name(c->op, k->algorithm));
+    json_field_number(f, "ms", ms);
+    json_field_number(f, "min_ms", row->ran ? row->min_ms : NAN);
+    json_field_number(f, "tflops", ctx->s.flops / ms * 1e-9);
+    json_field_number(f, "effective_tflops", ctx->s.effective_flops / ms * 1e-9);
+    json_field_string(f, "baseline", session->cuda ? "cusparse" : "none");
+    json_field_number(f, "baseline_ms", ctx->s.baseline_ms);
+    json_field_string(f, "baseline_kernel", ctx->baseline_kernel);
+    json_field_number(f, "speedup", ctx->s.baseline_ms / ms);
     if (c->target > 0.0 && k->kind == CSR_KERNEL_ESMM)
-        field_number(f, "target_speedup", c->target);
-    field_number(f, "max_rel_error", row->max_error);
-    field_number(f, "tolerance", ctx->checked ? CSR_TOLERANCE : NAN);
-    field_string(f, "reference", ctx->checked ? "cpu-float64" : "none");
+        json_field_number(f, "target_speedup", c->target);
+    json_field_number(f, "max_rel_error", row->max_error);
+    json_field_number(f, "tolerance", ctx->checked ? CSR_TOLERANCE : NAN);
+    json_field_string(f, "reference", ctx->checked ? "cpu-float64" : "none");
     bool unsupported = strcmp(row->check, "not supported") == 0;
-    field_string(f, "check", unsupported ? "skipped" : row->check);
+    json_field_string(f, "check", unsupported ? "skipped" : row->check);
     if (unsupported)
-        field_bool(f, "not_supported", true);
-    field_integer(f, "runs", ctx->s.runs);
-    field_integer(f, "warmup", ctx->s.warmup);
-    field_integer(f, "copies", ctx->s.copies);
-    field_string(f, "backend", ctx->s.backend);
+        json_field_bool(f, "not_supported", true);
+    json_field_integer(f, "runs", ctx->s.runs);
+    json_field_integer(f, "warmup", ctx->s.warmup);
+    json_field_integer(f, "copies", ctx->s.copies);
+    json_field_string(f, "backend", ctx->s.backend);
     if (!row->ran)
-        field_string(f, "error", row->error);
+        json_field_string(f, "error", row->error);
     fputc('}', f);
 }
 
@@ -388,10 +348,10 @@ static int prepare_case(const csr_session_t *session, csr_bench_case_t *ctx)
         return runtime_error(&err);
     }
     if (o->check) {
-        double start = now_seconds();
+        double start = host_now_ms();
         if (csr_reference_compute(&ctx->p, ctx->out, &ctx->ref, &err) != 0)
             return runtime_error(&err);
-        ctx->reference_seconds = now_seconds() - start;
+        ctx->reference_seconds = (host_now_ms() - start) * 1e-3;
         ctx->checked = true;
     }
     ctx->runner = session->cuda ? csr_runner_cuda_create(&ctx->p, &err)
@@ -664,12 +624,10 @@ int bench_csr_command(int argc, char **argv)
         return ESMM_EXIT_OK;
     }
     esmm_handle_t handle = NULL;
-    esmm_status_t st = esmm_create(&handle, o.backend);
-    if (st != ESMM_STATUS_SUCCESS) {
-        cli_error_set(&err, "cannot create an esmm handle: %s", esmm_status_string(st));
-        return runtime_error(&err);
-    }
-    int exit_code = bench_csr_run(handle, &o);
+    int exit_code = bench_create_handle(o.backend, &handle);
+    if (exit_code != ESMM_EXIT_OK)
+        return exit_code;
+    exit_code = bench_csr_run(handle, &o);
     esmm_destroy(handle);
     return exit_code;
 }

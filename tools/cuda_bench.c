@@ -1,11 +1,13 @@
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 
 #include "cuda_bench.h"
 
 #include <time.h>
 
+#include "host_timing.h"
+
 /* How long the gate holds the stream at most. */
-#define GATE_TIMEOUT_SECONDS 0.2
+#define GATE_TIMEOUT_MS 200.0
 #define MAX_COPIES 4096
 
 int bench_cuda_fail(cli_error_t *err, const char *what, cudaError_t e)
@@ -116,20 +118,13 @@ int bench_read_events(const cudaEvent_t *start, const cudaEvent_t *stop, int64_t
     return 0;
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void CUDART_CB hold_until_open(void *data)
 {
     stream_gate_t *gate = data;
-    const double deadline = now_seconds() + GATE_TIMEOUT_SECONDS;
+    const double deadline = host_now_ms() + GATE_TIMEOUT_MS;
     const struct timespec pause = {0, 10000};
     while (!atomic_load(&gate->open)) {
-        if (now_seconds() > deadline) {
+        if (host_now_ms() > deadline) {
             atomic_store(&gate->timed_out, 1);
             return;
         }

@@ -1,5 +1,6 @@
 #include "json.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -112,4 +113,29 @@ void json_write_number(FILE *f, double value)
         fprintf(f, "%.6g", value);
     else
         fputs("null", f);
+}
+
+void json_field_string(FILE *f, const char *key, const char *value)
+{
+    fprintf(f, ", \"%s\": ", key);
+    if (value != NULL)
+        json_write_string(f, value);
+    else
+        fputs("null", f);
+}
+
+void json_field_number(FILE *f, const char *key, double value)
+{
+    fprintf(f, ", \"%s\": ", key);
+    json_write_number(f, value);
+}
+
+void json_field_integer(FILE *f, const char *key, int64_t value)
+{
+    fprintf(f, ", \"%s\": %" PRId64, key, value);
+}
+
+void json_field_bool(FILE *f, const char *key, bool value)
+{
+    fprintf(f, ", \"%s\": %s", key, value ? "true" : "false");
 }

@@ -2,7 +2,9 @@
 #ifndef ESMM_TOOLS_JSON_H
 #define ESMM_TOOLS_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Escapes s for use between JSON double quotes: '"', '\\' and control
@@ -17,5 +19,12 @@ void json_write_string(FILE *f, const char *s);
 
 /* Writes a number, or null when it is NaN or infinite. */
 void json_write_number(FILE *f, double value);
+
+/* Object members after the first: `, "key": value`. A NULL string and a
+ * number that is NaN or infinite are written as null. */
+void json_field_string(FILE *f, const char *key, const char *value);
+void json_field_number(FILE *f, const char *key, double value);
+void json_field_integer(FILE *f, const char *key, int64_t value);
+void json_field_bool(FILE *f, const char *key, bool value);
 
 #endif

@@ -182,38 +182,16 @@ void report_print_row(FILE *f, const bench_summary_t *s, const bench_row_t *row)
     fflush(f);
 }
 
-static void field_string(FILE *f, const char *key, const char *value)
-{
-    fprintf(f, ", \"%s\": ", key);
-    json_write_string(f, value);
-}
-
-static void field_number(FILE *f, const char *key, double value)
-{
-    fprintf(f, ", \"%s\": ", key);
-    json_write_number(f, value);
-}
-
-static void field_integer(FILE *f, const char *key, int64_t value)
-{
-    fprintf(f, ", \"%s\": %" PRId64, key, value);
-}
-
-static void field_bool(FILE *f, const char *key, bool value)
-{
-    fprintf(f, ", \"%s\": %s", key, value ? "true" : "false");
-}
-
 static void write_info(FILE *f, const bench_row_t *row)
 {
     const esmm_info_t *info = &row->info;
-    field_string(f, "path", report_path_name(info->path));
-    field_string(f, "path_kernel", row->info_kernel);
-    field_number(f, "density_a_measured", info->density_a >= 0.0 ? info->density_a : NAN);
-    field_number(f, "density_b_measured", info->density_b >= 0.0 ? info->density_b : NAN);
-    field_number(f, "work_fraction", info->work_fraction);
-    field_number(f, "extraction_ms", info->extraction_ms >= 0.0 ? info->extraction_ms : NAN);
-    field_string(f, "masks", report_masks_name(info->masks));
+    json_field_string(f, "path", report_path_name(info->path));
+    json_field_string(f, "path_kernel", row->info_kernel);
+    json_field_number(f, "density_a_measured", info->density_a >= 0.0 ? info->density_a : NAN);
+    json_field_number(f, "density_b_measured", info->density_b >= 0.0 ? info->density_b : NAN);
+    json_field_number(f, "work_fraction", info->work_fraction);
+    json_field_number(f, "extraction_ms", info->extraction_ms >= 0.0 ? info->extraction_ms : NAN);
+    json_field_string(f, "masks", report_masks_name(info->masks));
 }
 
 static void write_result(FILE *f, const bench_summary_t *s, const bench_row_t *row)
@@ -222,65 +200,65 @@ static void write_result(FILE *f, const bench_summary_t *s, const bench_row_t *r
     bool gemm = row->operand == 0;
     char op[2] = {0, 0};
     fprintf(f, "    {\"op\": \"%s\"", gemm ? "sgemm" : "extract");
-    field_string(f, "kernel", row->kernel);
+    json_field_string(f, "kernel", row->kernel);
     if (s->case_label != NULL)
-        field_string(f, "case", s->case_label);
-    field_integer(f, "m", s->m);
-    field_integer(f, "n", s->n);
-    field_integer(f, "k", s->k);
+        json_field_string(f, "case", s->case_label);
+    json_field_integer(f, "m", s->m);
+    json_field_integer(f, "n", s->n);
+    json_field_integer(f, "k", s->k);
     op[0] = s->transa;
-    field_string(f, "transa", op);
+    json_field_string(f, "transa", op);
     op[0] = s->transb;
-    field_string(f, "transb", op);
-    field_number(f, "alpha", s->alpha);
-    field_number(f, "beta", s->beta);
-    field_string(f, "generator", s->generator);
-    field_number(f, "density_a", s->density_a);
-    field_number(f, "density_b", s->density_b);
-    field_number(f, "nonzero_a", s->nonzero_a);
-    field_number(f, "nonzero_b", s->nonzero_b);
+    json_field_string(f, "transb", op);
+    json_field_number(f, "alpha", s->alpha);
+    json_field_number(f, "beta", s->beta);
+    json_field_string(f, "generator", s->generator);
+    json_field_number(f, "density_a", s->density_a);
+    json_field_number(f, "density_b", s->density_b);
+    json_field_number(f, "nonzero_a", s->nonzero_a);
+    json_field_number(f, "nonzero_b", s->nonzero_b);
     if (s->pattern_a != NULL)
-        field_string(f, "pattern_a", s->pattern_a);
+        json_field_string(f, "pattern_a", s->pattern_a);
     if (s->pattern_b != NULL)
-        field_string(f, "pattern_b", s->pattern_b);
+        json_field_string(f, "pattern_b", s->pattern_b);
     if (s->file_a != NULL)
-        field_string(f, "file_a", s->file_a);
+        json_field_string(f, "file_a", s->file_a);
     if (s->file_b != NULL)
-        field_string(f, "file_b", s->file_b);
+        json_field_string(f, "file_b", s->file_b);
     fprintf(f, ", \"seed\": %" PRIu64, s->seed);
-    field_bool(f, "cached_b", row->cached_b);
-    field_number(f, "ms", ms);
-    field_number(f, "min_ms", row->ran ? row->min_ms : NAN);
-    field_number(f, "host_us", row->ran ? row->host_us : NAN);
+    json_field_bool(f, "cached_b", row->cached_b);
+    json_field_number(f, "ms", ms);
+    json_field_number(f, "min_ms", row->ran ? row->min_ms : NAN);
+    json_field_number(f, "host_us", row->ran ? row->host_us : NAN);
     if (gemm) {
-        field_number(f, "tflops", s->flops / ms * 1e-9);
-        field_number(f, "effective_tflops", s->effective_flops / ms * 1e-9);
-        field_string(f, "baseline", s->baseline);
-        field_number(f, "baseline_ms", s->baseline_ms);
-        field_number(f, "speedup", s->baseline_ms / ms);
+        json_field_number(f, "tflops", s->flops / ms * 1e-9);
+        json_field_number(f, "effective_tflops", s->effective_flops / ms * 1e-9);
+        json_field_string(f, "baseline", s->baseline);
+        json_field_number(f, "baseline_ms", s->baseline_ms);
+        json_field_number(f, "speedup", s->baseline_ms / ms);
     } else {
         op[0] = row->operand;
-        field_string(f, "operand", op);
-        field_number(f, "bytes", row->bytes);
-        field_number(f, "gbps", row->bytes / ms * 1e-6);
+        json_field_string(f, "operand", op);
+        json_field_number(f, "bytes", row->bytes);
+        json_field_number(f, "gbps", row->bytes / ms * 1e-6);
         /* Nothing in the same process does what an extraction does. */
-        field_string(f, "baseline", "none");
-        field_number(f, "baseline_ms", NAN);
-        field_number(f, "speedup", NAN);
+        json_field_string(f, "baseline", "none");
+        json_field_number(f, "baseline_ms", NAN);
+        json_field_number(f, "speedup", NAN);
     }
     if (gemm && s->target > 0.0 && strcmp(row->kernel, "esmm") == 0 && !row->cached_b)
-        field_number(f, "target_speedup", s->target);
+        json_field_number(f, "target_speedup", s->target);
     if (row->has_info)
         write_info(f, row);
-    field_number(f, "max_rel_error", row->max_error);
-    field_number(f, "tolerance", s->tolerance > 0.0 ? s->tolerance : NAN);
-    field_string(f, "reference", row->is_reference ? "self" : s->reference);
-    field_string(f, "check", row->check);
-    field_integer(f, "runs", s->runs);
-    field_integer(f, "warmup", s->warmup);
-    field_string(f, "backend", s->backend);
+    json_field_number(f, "max_rel_error", row->max_error);
+    json_field_number(f, "tolerance", s->tolerance > 0.0 ? s->tolerance : NAN);
+    json_field_string(f, "reference", row->is_reference ? "self" : s->reference);
+    json_field_string(f, "check", row->check);
+    json_field_integer(f, "runs", s->runs);
+    json_field_integer(f, "warmup", s->warmup);
+    json_field_string(f, "backend", s->backend);
     if (!row->ran)
-        field_string(f, "error", row->error);
+        json_field_string(f, "error", row->error);
     fputc('}', f);
 }
 
