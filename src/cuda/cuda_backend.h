@@ -42,11 +42,12 @@ void esmm_cuda_forget_launch_cache(void);
  * two at a time while it has two, and each turn costs a prologue and C's
  * stores besides its k. Fitted to the dense kernel's times on the H100 at 16
  * shapes from 768^3 to 2560^3, each under 1 to 16 splits (README item 4).
- * A split is taken only where it saves at least ESMM_SPLIT_GAIN of the
- * unsplit time: the skipping paths split alike and lose more by it than the
- * dense kernel (their closed launches grow with the layers, pair and strip
- * warps write and read partial sums, the warp lists add each range in turn),
- * so at 2560^3 a 6% gain on dense data cost both operands at d = 0.125 40%.
+ * A split is taken only where it saves at least ESMM_SPLIT_GAIN_PERCENT
+ * percent of the unsplit time: the skipping paths split alike and lose more
+ * by it than the dense kernel (their closed launches grow with the layers,
+ * pair and strip warps write and read partial sums, the warp lists add each
+ * range in turn), so at 2560^3 a 6% gain on dense data cost both operands at
+ * d = 0.125 40%.
  * Where C is at most ESMM_SPLIT_NARROW wide or tall, the dense kernel runs
  * smaller tiles (narrow_tiles in 08_pipelined.cu), and the earlier rule that
  * its tiles were measured with stays: aim at ESMM_SPLIT_CTAS CTAs each at
@@ -61,11 +62,19 @@ void esmm_cuda_forget_launch_cache(void);
 #define ESMM_SPLIT_SMS 132    /* the reference GPU's SMs */
 /* More tiles than this turn the SMs over many times: such products do not split. */
 #define ESMM_SPLIT_TILES_AT_MOST (4 * ESMM_SPLIT_SMS)
-#define ESMM_SPLIT_SOLO_NS_PER_K 97.6  /* a CTA alone on its SM */
-#define ESMM_SPLIT_PAIR_NS_PER_K 174.0 /* each of two CTAs sharing an SM */
-#define ESMM_SPLIT_TURN_NS 3000.0      /* a turn of an SM's CTAs besides its k */
-#define ESMM_SPLIT_PARTIAL_NS 0.0024   /* a float of partial sums or of C, finishing */
-#define ESMM_SPLIT_GAIN 0.10
+/* Modelled times are integers in tenths of a picosecond, exact on every
+ * compiler: the workspace's size is reckoned in C (esmm_split_bytes) and the
+ * launches in CUDA's host code, and a split that rounding or contraction
+ * decided differently in the two would write partial sums past the buffer. */
+#define ESMM_SPLIT_SOLO_PER_K 976000  /* 97.6 ns per k: a CTA alone on its SM */
+#define ESMM_SPLIT_PAIR_PER_K 1740000 /* 174 ns per k: each of two CTAs sharing an SM */
+#define ESMM_SPLIT_TURN 30000000      /* 3 us: a turn of an SM's CTAs besides its k */
+#define ESMM_SPLIT_PARTIAL 24         /* 2.4 ps: a float of partial sums or of C, finishing */
+#define ESMM_SPLIT_GAIN_PERCENT 10
+/* Deeper k does not split: it keeps the modelled times within int64_t (a
+ * product that deep with C past ESMM_SPLIT_NARROW wide and tall would need
+ * operands of over 500 GB). */
+#define ESMM_SPLIT_K_MODELLED (INT64_C(1) << 31)
 #define ESMM_SPLIT_NARROW 64
 #define ESMM_SPLIT_CTAS 256 /* narrow products: CTAs to aim for */
 
@@ -90,16 +99,24 @@ static inline esmm_k_split_t esmm_split_ranges(int64_t k, int64_t want)
     return split.splits > 1 ? split : none;
 }
 
-/* Modelled time (ns) of `split` over `tiles` tiles of an m x n C. */
-static inline double esmm_split_time(int64_t m, int64_t n, int64_t tiles, esmm_k_split_t split)
+/* Modelled time (tenths of a picosecond) of `split` over `tiles` tiles of an
+ * m x n C. */
+static inline int64_t esmm_split_time(int64_t m, int64_t n, int64_t tiles, esmm_k_split_t split)
 {
     const int64_t per_sm = (tiles * split.splits + ESMM_SPLIT_SMS - 1) / ESMM_SPLIT_SMS;
-    const double depth = (double)split.k_per_split;
-    double t = (double)(per_sm / 2) * (depth * ESMM_SPLIT_PAIR_NS_PER_K + ESMM_SPLIT_TURN_NS) +
-               (double)(per_sm % 2) * (depth * ESMM_SPLIT_SOLO_NS_PER_K + ESMM_SPLIT_TURN_NS);
+    const int64_t depth = split.k_per_split;
+    int64_t t = per_sm / 2 * (depth * ESMM_SPLIT_PAIR_PER_K + ESMM_SPLIT_TURN) +
+                per_sm % 2 * (depth * ESMM_SPLIT_SOLO_PER_K + ESMM_SPLIT_TURN);
     if (split.splits > 1)
-        t += (double)(split.splits + 1) * (double)m * (double)n * ESMM_SPLIT_PARTIAL_NS;
+        t += (split.splits + 1) * m * n * ESMM_SPLIT_PARTIAL;
     return t;
+}
+
+/* Whether a split of modelled time `split_time` saves at least
+ * ESMM_SPLIT_GAIN_PERCENT of `whole_time`. */
+static inline int esmm_split_pays(int64_t split_time, int64_t whole_time)
+{
+    return split_time * 100 <= whole_time * (100 - ESMM_SPLIT_GAIN_PERCENT);
 }
 
 static inline esmm_k_split_t esmm_k_split(int64_t m, int64_t n, int64_t k)
@@ -120,20 +137,22 @@ static inline esmm_k_split_t esmm_k_split(int64_t m, int64_t n, int64_t k)
             want = one_per_sm;
         return esmm_split_ranges(k, esmm_split_min(want, ESMM_SPLIT_MAX));
     }
-    const double whole_time = esmm_split_time(m, n, tiles, none);
+    if (k > ESMM_SPLIT_K_MODELLED)
+        return none;
+    const int64_t whole_time = esmm_split_time(m, n, tiles, none);
     esmm_k_split_t best = none;
-    double best_time = whole_time;
+    int64_t best_time = whole_time;
     for (int64_t want = 2; want <= ESMM_SPLIT_MAX && k / want >= ESMM_SPLIT_K_ALIGN; ++want) {
         const esmm_k_split_t split = esmm_split_ranges(k, want);
         if (split.splits != want)
             continue; /* the same ranges as a smaller want */
-        const double t = esmm_split_time(m, n, tiles, split);
+        const int64_t t = esmm_split_time(m, n, tiles, split);
         if (t < best_time) {
             best = split;
             best_time = t;
         }
     }
-    return best_time <= (1.0 - ESMM_SPLIT_GAIN) * whole_time ? best : none;
+    return esmm_split_pays(best_time, whole_time) ? best : none;
 }
 
 /* Bytes of partial sums a product needs (0 when it does not split). */
