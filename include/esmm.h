@@ -119,7 +119,13 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * esmm_sgemm extracts, on the handle's backend, one byte per (32-row strip of
  * op(A), 8-column block of k) and per (8-row block of k, 32-column strip of
  * op(B)) saying which k columns/rows are nonzero, and skips the products those
- * masks prove to be zero. Results are exact: they equal the dense path's.
+ * masks prove to be zero. Results are exact: they equal the dense path's bit
+ * for bit, with one exception on the GPU, whose kernels sum fused
+ * multiply-adds: a sum that products too small for FP32 (under 7e-46)
+ * round to -0 turns +0 when the dense path adds a zero product, so a C value
+ * that is zero may carry the other sign than the dense path's (the two
+ * compare equal). The CPU backend rounds each product first and has no such
+ * case.
  * First it samples 256 such blocks of each operand (of a pattern given
  * instead, its bytes); where the shares of zero slices in the two samples add
  * up to less than 1/5, skipping cannot pay, and the call runs the dense kernel
