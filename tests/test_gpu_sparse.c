@@ -8,8 +8,8 @@
  * the planner's choice at density 0.125 and 1, that planned calls run both
  * forms of the skipping kernel (pair and strip warps), dense products whose
  * operands both run along k (read from a k-major copy), a created non-blocking
- * stream, capture into a CUDA graph, and the extraction timer. Skipped where
- * no CUDA device exists.
+ * stream, capture into a CUDA graph, the extraction timer, and products that
+ * underflow (the sign of a zero). Skipped where no CUDA device exists.
  */
 #include <float.h>
 #include <math.h>
@@ -796,6 +796,61 @@ static void run_back_to_back(esmm_handle_t h)
     }
 }
 
+/* Products too small for FP32 (esmm.h, "Zero-skipping"): every row of op(A)
+ * holds 1e-30 at k < 8 and zeros past it, but for a 1 at k = 8 in row 0; B
+ * holds -1e-30 at k < 8 and 1 past it. Each fused sum rounds to -0 after
+ * the first 8 k; the dense kernel then adds zero products and ends at +0 (1
+ * in row 0), where a skipping kernel that leaves out the zero k of rows 32
+ * to 63 may end at -0. Every value must have the dense kernel's bits or both
+ * must be zeros; the zeros whose sign differs are counted and printed. */
+static void check_underflowing_products(esmm_handle_t h)
+{
+    enum { M = 64, N = 64, K = 64 };
+    static float a[M * K], b[K * N], dense[M * N], got[M * N];
+    for (int i = 0; i < M; i++)
+        for (int kk = 0; kk < K; kk++)
+            a[i * K + kk] = kk < 8 ? 1e-30f : i == 0 && kk == 8 ? 1.0f : 0.0f;
+    for (int kk = 0; kk < K; kk++)
+        for (int j = 0; j < N; j++)
+            b[kk * N + j] = kk < 8 ? -1e-30f : 1.0f;
+    float *a_dev = device_alloc(sizeof a), *b_dev = device_alloc(sizeof b);
+    float *c_dev = device_alloc(sizeof got);
+    device_upload(a_dev, a, sizeof a);
+    device_upload(b_dev, b, sizeof b);
+    const float alpha = 1.0f, beta = 0.0f;
+    static const char *const kernels[] = {"pipelined", "sparse-a", "sparse-b", "sparse-joint",
+                                          NULL};
+    for (size_t q = 0; q < COUNT_OF(kernels); q++) {
+        const char *name = kernels[q] != NULL ? kernels[q] : "esmm_sgemm";
+        cuda_must(cudaMemset(c_dev, 0xff, sizeof got), "cudaMemset C");
+        const esmm_status_t st =
+            kernels[q] != NULL
+                ? esmm_sgemm_kernel(h, kernels[q], ESMM_OP_N, ESMM_OP_N, M, N, K, &alpha, a_dev,
+                                    K, b_dev, N, &beta, c_dev, N)
+                : esmm_sgemm(h, ESMM_OP_N, ESMM_OP_N, M, N, K, &alpha, a_dev, K, b_dev, N, &beta,
+                             c_dev, N);
+        CHECK(st == ESMM_STATUS_SUCCESS, "underflowing products, %s: returned \"%s\"", name,
+              esmm_status_string(st));
+        cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a product");
+        float *out = q == 0 ? dense : got;
+        device_download(out, c_dev, sizeof got);
+        int bad = 0, signs = 0;
+        for (int idx = 0; idx < M * N; idx++) {
+            const int zeros = out[idx] == 0.0f && dense[idx] == 0.0f;
+            const int want_ok = q != 0 || out[idx] == (idx < N ? 1.0f : 0.0f);
+            bad += !want_ok || (float_bits(out[idx]) != float_bits(dense[idx]) && !zeros);
+            signs += zeros && float_bits(out[idx]) != float_bits(dense[idx]);
+        }
+        CHECK(bad == 0, "underflowing products, %s: %d values off (C(0, j) must be 1, the rest "
+              "zeros, each with the dense kernel's bits but for the sign of a zero)", name, bad);
+        printf("underflowing products, %s: %d zeros of the other sign than the dense kernel's\n",
+               name, signs);
+    }
+    device_free(a_dev);
+    device_free(b_dev);
+    device_free(c_dev);
+}
+
 int main(void)
 {
     if (!cuda_device_present("GPU zero-skipping tests"))
@@ -818,6 +873,7 @@ int main(void)
             run_case(h, si, di);
     run_copy_cases(h);
     run_back_to_back(h);
+    check_underflowing_products(h);
     /* Every form of the skipping kernel ran (as esmm_get_last_info reports),
      * each checked bit for bit above. */
     CHECK(forms_run[0] > 0 && forms_run[1] > 0 && forms_run[2] > 0,
