@@ -82,7 +82,7 @@ esmm_status_t esmm_set_stream(esmm_handle_t handle, void *stream);
 esmm_status_t esmm_get_stream(esmm_handle_t handle, void **stream);
 
 /* C = alpha * op(A) * op(B) + beta * C. A matrix whose rows times leading
- * dimension exceeds 2^57 elements (INT64_MAX / 64) gives
+ * dimension exceeds INT64_MAX / 64 (2^57 - 1) elements gives
  * ESMM_STATUS_INVALID_VALUE, as does any other size, here and in the other
  * calls, whose byte offsets could overflow. On the GPU, a C that needs more
  * than 2^31 - 1 thread blocks (over 2^31 tiles of 128 x 128) gives
@@ -212,6 +212,9 @@ typedef struct {
  * this handle did. The figures live on the device: this call waits for the
  * handle's stream, so keep it out of hot loops. extraction_ms is measured only
  * when esmm_set_timing(handle, 1) was called (it adds events to the stream).
+ * The report outlives the call's workspace: the handle keeps a copy of the
+ * figures when it frees its own, and reads a lent one where it is (keep it
+ * valid until then).
  */
 esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info);
 esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable);
@@ -260,8 +263,8 @@ esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_
  * the device: do a first call of each size and ops before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes
  * a problem needs at most (the CUDA backend's need for the ops that need the
- * most; the CPU backend needs less; 0 for negative sizes, SIZE_MAX for sizes
- * too large for any call), and esmm_set_workspace(handle, ptr,
+ * most; the CPU backend needs less; 0 for negative sizes and where m or n is
+ * 0, SIZE_MAX for sizes too large for any call), and esmm_set_workspace(handle, ptr,
  * bytes) makes calls use it (ptr = NULL, bytes = 0 returns to the handle's
  * own). A lent workspace is
  * device memory on the CUDA backend and host memory on the CPU backend,

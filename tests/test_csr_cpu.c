@@ -414,7 +414,8 @@ static void test_argument_errors(void)
           "esmm_csrmm_workspace_size of a negative size should be 0");
     CHECK(esmm_csrmm_workspace_size((int64_t)INT32_MAX + 1, 1) == SIZE_MAX &&
               esmm_csrmm_workspace_size(1 << 30, INT64_MAX / 2) == SIZE_MAX &&
-              esmm_csrmm_workspace_size(INT32_MAX, INT64_MAX) == SIZE_MAX,
+              esmm_csrmm_workspace_size(INT32_MAX, INT64_MAX) == SIZE_MAX &&
+              esmm_csrmm_workspace_size(1, ((int64_t)1 << 57) - 129) == SIZE_MAX,
           "esmm_csrmm_workspace_size past the accepted sizes should be SIZE_MAX");
     const size_t small = esmm_csrmm_workspace_size(100, 128);
     CHECK(small >= 100 * 128 * sizeof(float) && small < SIZE_MAX &&

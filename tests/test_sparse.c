@@ -1470,6 +1470,11 @@ static void check_extract_misuse(const target_t *t, const buffers_t *buf)
          ESMM_STATUS_SUCCESS},
         {"B: k == 0 with NULL data (empty pattern)", 1, 0, 0, 1, ESMM_OP_N, 40, 0, 40,
          ESMM_STATUS_SUCCESS},
+        /* Nothing stored (k = 0), but strips no mask count holds. */
+        {"A op T: m = INT64_MAX, k = 0", 0, 0, 0, 0, ESMM_OP_T, INT64_MAX, 0, INT64_MAX,
+         ESMM_STATUS_ALLOC_FAILED},
+        {"B op N: n = INT64_MAX, k = 0", 1, 0, 0, 0, ESMM_OP_N, INT64_MAX, 0, INT64_MAX,
+         ESMM_STATUS_ALLOC_FAILED},
     };
     static int not_a_pattern;
     for (size_t i = 0; i < COUNT_OF(cases); i++) {
@@ -1656,12 +1661,20 @@ static void check_workspace_product(const target_t *t, buffers_t *buf, const ope
     run_config(t, buf, o, &cfg, what, 0);
 }
 
+static int same_name(const char *a, const char *b)
+{
+    return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
 static void check_workspace(const target_t *t)
 {
     const int64_t m = 100, n = 70, k = 90;
     CHECK(esmm_workspace_size(-1, n, k) == 0 && esmm_workspace_size(m, -1, k) == 0 &&
               esmm_workspace_size(m, n, -1) == 0,
           "esmm_workspace_size of a negative size should be 0");
+    CHECK(esmm_workspace_size(0, 0, INT64_MAX) == 0 && esmm_workspace_size(0, n, INT64_MAX) == 0 &&
+              esmm_workspace_size(m, 0, INT64_MAX) == 0,
+          "esmm_workspace_size without C (a call that does nothing) should be 0");
     CHECK(esmm_workspace_size(INT64_MAX, 1, 1) == SIZE_MAX &&
               esmm_workspace_size(1, INT64_MAX, 1) == SIZE_MAX &&
               esmm_workspace_size(1, 1, INT64_MAX) == SIZE_MAX &&
@@ -1729,6 +1742,33 @@ static void check_workspace(const target_t *t)
     }
     CHECK(esmm_set_workspace(t->h, NULL, 0) == ESMM_STATUS_SUCCESS, "esmm_set_workspace(NULL, 0)");
     check_workspace_product(t, &large_buf, &large, "own workspace again, grown");
+
+    /* The last call's report outlives the workspace that held its statistics:
+     * the handle's own, freed by lending one, then the lent one, given back. */
+    esmm_info_t before, after;
+    memset(&before, 0, sizeof before);
+    esmm_status_t st = esmm_get_last_info(t->h, &before);
+    CHECK(st == ESMM_STATUS_SUCCESS && before.masks == ESMM_MASKS_USED && before.density_a >= 0.0,
+          "own workspace: esmm_get_last_info reports masks %d, density of A %g", (int)before.masks,
+          before.density_a);
+    for (int lend = 1; lend >= 0; lend--) {
+        CHECK(esmm_set_workspace(t->h, lend ? lent : NULL, lend ? need : 0) ==
+                  ESMM_STATUS_SUCCESS,
+              "esmm_set_workspace after a planned call");
+        memset(&after, 0, sizeof after);
+        st = esmm_get_last_info(t->h, &after);
+        CHECK(st == ESMM_STATUS_SUCCESS && after.path == before.path && after.masks == before.masks &&
+                  same_name(after.kernel, before.kernel) && same_name(after.form, before.form) &&
+                  after.density_a == before.density_a && after.density_b == before.density_b &&
+                  after.work_fraction == before.work_fraction,
+              "%s: esmm_get_last_info says path %d kernel %s masks %d densities %g / %g work "
+              "%g, before it path %d kernel %s masks %d densities %g / %g work %g",
+              lend ? "own workspace freed" : "lent workspace given back", (int)after.path,
+              after.kernel ? after.kernel : "(NULL)", (int)after.masks, after.density_a,
+              after.density_b, after.work_fraction, (int)before.path,
+              before.kernel ? before.kernel : "(NULL)", (int)before.masks, before.density_a,
+              before.density_b, before.work_fraction);
+    }
 
     buffers_free(t, &large_buf);
     operands_free(&large);

@@ -80,6 +80,7 @@ esmm_status_t esmm_destroy(esmm_handle_t handle)
     esmm_status_t st = ESMM_STATUS_SUCCESS;
     if (handle->backend == ESMM_BACKEND_CUDA)
         st = esmm_cuda_stream_synchronize(handle->stream);
+    handle->last.planned = 0; /* no report outlives the handle */
     esmm_workspace_release(handle);
     if (handle->csr_valid_flag != NULL)
         esmm_cuda_free(handle->csr_valid_flag);

@@ -29,8 +29,8 @@ typedef struct {
     int64_t m, n, k;
     int planned;            /* stats describe this call */
     int timed;              /* timer events bracket its extractions */
-    const esmm_plan_stats_t *device_stats; /* CUDA: in the workspace */
-    esmm_plan_stats_t host_stats;          /* CPU: filled directly */
+    const esmm_plan_stats_t *device_stats; /* CUDA: in the workspace; NULL once copied */
+    esmm_plan_stats_t host_stats;          /* CPU: filled directly; CUDA: copied on release */
     double host_extraction_ms;                  /* CPU: extraction time when timed */
 } esmm_last_call_t;
 

@@ -50,6 +50,8 @@ size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k)
 {
     if (m < 0 || n < 0 || k < 0)
         return 0;
+    if (m == 0 || n == 0)
+        return 0; /* no C: the call does nothing, whatever k */
     /* Sizes no call accepts (esmm_matrix_fits) need more than can be lent. */
     if (!esmm_matrix_fits(m, k) || !esmm_matrix_fits(k, n) || !esmm_matrix_fits(m, n))
         return SIZE_MAX;
@@ -59,7 +61,20 @@ size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k)
 
 void esmm_workspace_release(esmm_handle_t handle)
 {
-    if (!handle->workspace_lent && handle->workspace != NULL) {
+    esmm_last_call_t *last = &handle->last;
+    const int owned = !handle->workspace_lent && handle->workspace != NULL;
+    if (owned && last->planned && last->device_stats != NULL) {
+        /* The last call's statistics live in the memory freed here: keep a
+         * copy for esmm_get_last_info (freeing waits for the device anyway).
+         * A lent workspace stays the caller's, and the report reads it there. */
+        if (esmm_cuda_copy_to_host(&last->host_stats, last->device_stats,
+                                   sizeof last->host_stats, handle->stream) ==
+            ESMM_STATUS_SUCCESS)
+            last->device_stats = NULL;
+        else
+            last->planned = 0;
+    }
+    if (owned) {
         if (handle->backend == ESMM_BACKEND_CUDA)
             esmm_cuda_free(handle->workspace); /* waits for work that may use it */
         else
@@ -68,7 +83,6 @@ void esmm_workspace_release(esmm_handle_t handle)
     handle->workspace = NULL;
     handle->workspace_bytes = 0;
     handle->workspace_lent = 0;
-    handle->last.planned = 0;
 }
 
 esmm_status_t esmm_workspace_reserve(esmm_handle_t handle, size_t bytes)
@@ -151,8 +165,10 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
         return ESMM_STATUS_SUCCESS;
     esmm_plan_stats_t stats = last->host_stats;
     if (handle->backend == ESMM_BACKEND_CUDA) {
-        esmm_status_t st = esmm_cuda_copy_to_host(&stats, last->device_stats, sizeof stats,
-                                                  handle->stream);
+        esmm_status_t st = ESMM_STATUS_SUCCESS;
+        if (last->device_stats != NULL)
+            st = esmm_cuda_copy_to_host(&stats, last->device_stats, sizeof stats,
+                                        handle->stream);
         if (st != ESMM_STATUS_SUCCESS)
             return st;
         if (last->timed) {

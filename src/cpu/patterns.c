@@ -153,13 +153,12 @@ esmm_status_t esmm_strip_masks_alloc(esmm_strip_masks_t *pattern, int64_t rows, 
     if (pattern == NULL || rows < 0 || k < 0)
         return ESMM_STATUS_INVALID_VALUE;
     memset(pattern, 0, sizeof *pattern);
-    if (rows > INT64_MAX - STRIP || k > INT64_MAX - BK)
+    const int64_t count = esmm_pattern_mask_bytes(rows, k);
+    if (count < 0)
         return ESMM_STATUS_ALLOC_FAILED;
     const int64_t strips = esmm_pattern_strips(rows), kblocks = esmm_pattern_kblocks(k);
-    if (kblocks > 0 && strips > INT64_MAX / kblocks)
-        return ESMM_STATUS_ALLOC_FAILED;
     /* At least one byte, so an empty pattern still has non-NULL buffers. */
-    const size_t bytes = strips * kblocks > 0 ? (size_t)(strips * kblocks) : 1;
+    const size_t bytes = count > 0 ? (size_t)count : 1;
     pattern->bits = calloc(bytes, 1);
     pattern->nonfinite = calloc(bytes, 1);
     if (pattern->bits == NULL || pattern->nonfinite == NULL) {

@@ -48,6 +48,16 @@ static inline ESMM_HOST_DEVICE int64_t esmm_pattern_kblocks(int64_t k)
     return (k + ESMM_PATTERN_BK - 1) / ESMM_PATTERN_BK;
 }
 
+/* Bytes of one mask array of an operand with `rows` strip-wise rows and k,
+ * or -1 where rows, k or the count are too large for int64. */
+static inline int64_t esmm_pattern_mask_bytes(int64_t rows, int64_t k)
+{
+    if (rows > INT64_MAX - ESMM_PATTERN_STRIP || k > INT64_MAX - ESMM_PATTERN_BK)
+        return -1;
+    const int64_t strips = esmm_pattern_strips(rows), kblocks = esmm_pattern_kblocks(k);
+    return kblocks > 0 && strips > INT64_MAX / kblocks ? -1 : strips * kblocks;
+}
+
 /* The k of K block kb that exist, as mask bits. */
 static inline ESMM_HOST_DEVICE unsigned esmm_pattern_existing_k(int64_t kb, int64_t k)
 {

@@ -46,14 +46,20 @@ inline int csr_sparse_row_limit(int panel_width)
     return panel_width / 4 < 32 ? panel_width / 4 : 32;
 }
 
-// Bytes of compressed B for k rows and n columns, cols_per_lane included.
+// Bytes of compressed B for k rows and n columns, cols_per_lane included;
+// SIZE_MAX where they would pass what size_t holds (no allocation gives it).
 inline size_t csr_compressed_bytes(int64_t k, int64_t n, int cols_per_lane, size_t *values_at,
                                    size_t *columns_at)
 {
     const int64_t width = 32 * cols_per_lane;
     const int64_t panels = (n + width - 1) / width;
-    const int64_t slots = panels * ((k + CSR_COMPRESS_ROWS - 1) / CSR_COMPRESS_ROWS) *
-                          CSR_COMPRESS_ROWS * width;
+    const int64_t rows = (k + CSR_COMPRESS_ROWS - 1) / CSR_COMPRESS_ROWS * CSR_COMPRESS_ROWS;
+    // The parts below come to under 6 bytes a slot (and 768 of rounding).
+    if (rows > 0 && static_cast<uint64_t>(panels * width) > (SIZE_MAX / 8) / rows) {
+        *values_at = *columns_at = 0;
+        return SIZE_MAX;
+    }
+    const int64_t slots = panels * rows * width;
     const size_t meta = ((size_t)(panels * k) * sizeof(int2) + 255) & ~(size_t)255;
     const size_t values = ((size_t)slots * sizeof(float) + 255) & ~(size_t)255;
     *values_at = meta;
