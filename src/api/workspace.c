@@ -65,11 +65,15 @@ void esmm_workspace_release(esmm_handle_t handle)
     const int owned = !handle->workspace_lent && handle->workspace != NULL;
     if (owned && last->planned && last->device_stats != NULL) {
         /* The last call's statistics live in the memory freed here: keep a
-         * copy for esmm_get_last_info (freeing waits for the device anyway).
-         * A lent workspace stays the caller's, and the report reads it there. */
-        if (esmm_cuda_copy_to_host(&last->host_stats, last->device_stats,
-                                   sizeof last->host_stats, handle->stream) ==
-            ESMM_STATUS_SUCCESS)
+         * copy for esmm_get_last_info. Freeing waits for the whole device
+         * anyway; waiting first also covers a call queued on an earlier
+         * stream. A lent workspace stays the caller's, and the report reads
+         * it there. */
+        esmm_status_t st = esmm_cuda_device_synchronize();
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_cuda_copy_to_host(&last->host_stats, last->device_stats,
+                                        sizeof last->host_stats, handle->stream);
+        if (st == ESMM_STATUS_SUCCESS)
             last->device_stats = NULL;
         else
             last->planned = 0;
