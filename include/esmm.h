@@ -267,10 +267,10 @@ esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_
  * 0, SIZE_MAX for sizes too large for any call), and esmm_set_workspace(handle, ptr,
  * bytes) makes calls use it (ptr = NULL, bytes = 0 returns to the handle's
  * own). A lent workspace is
- * device memory on the CUDA backend and host memory on the CPU backend,
- * 256-byte aligned (cudaMalloc's is), and must stay valid while work queued
- * on it runs; a product that needs more than was lent returns
- * ESMM_STATUS_INVALID_VALUE.
+ * device memory on the CUDA backend, 256-byte aligned (cudaMalloc's is; else
+ * esmm_set_workspace returns ESMM_STATUS_INVALID_VALUE), and host memory on
+ * the CPU backend, and must stay valid while work queued on it runs; a
+ * product that needs more than was lent returns ESMM_STATUS_INVALID_VALUE.
  */
 size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k);
 esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t bytes);

@@ -1695,11 +1695,16 @@ static void check_workspace(const target_t *t)
     operands_fill(&o, &sweep_fills[1], 0x3053u);
     operands_prepare(&o);
     void *lent = backend_alloc(t, need);
+    /* Device memory must keep the layout's 256-byte alignment. */
+    const int cuda = t->backend == ESMM_BACKEND_CUDA;
+    CHECK(esmm_set_workspace(t->h, (char *)lent + 16, need - 16) ==
+              (cuda ? ESMM_STATUS_INVALID_VALUE : ESMM_STATUS_SUCCESS),
+          "esmm_set_workspace(16 bytes past an aligned block)");
+    CHECK(esmm_set_workspace(t->h, NULL, 0) == ESMM_STATUS_SUCCESS, "esmm_set_workspace(NULL, 0)");
 
     /* Short: every zero-skipping product is refused and C untouched. The size
      * is the CUDA backend's need (with these ops, a copy of an operand), so
      * there one byte short; the CPU backend's masks get 64 bytes. */
-    const int cuda = t->backend == ESMM_BACKEND_CUDA;
     const size_t short_bytes = cuda ? need - 1 : 64;
     CHECK(esmm_set_workspace(t->h, lent, short_bytes) == ESMM_STATUS_SUCCESS,
           "esmm_set_workspace(%zu bytes)", short_bytes);

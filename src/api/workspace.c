@@ -119,6 +119,9 @@ esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t b
         return ESMM_STATUS_NOT_INITIALIZED;
     if (workspace == NULL && bytes != 0)
         return ESMM_STATUS_INVALID_VALUE;
+    /* The kernels' vector accesses rely on the layout's 256-byte alignment. */
+    if (handle->backend == ESMM_BACKEND_CUDA && ((uintptr_t)workspace & 255u) != 0)
+        return ESMM_STATUS_INVALID_VALUE;
     esmm_workspace_release(handle);
     if (workspace != NULL) {
         handle->workspace = workspace;
