@@ -136,7 +136,8 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * change (for example weights): the caller promises the data is unchanged.
  * A pattern may be used by any handle of the backend (and, on CUDA, the device)
  * that extracted it, with the operand, op and shape it was extracted from;
- * a different backend, operand, op or shape gives ESMM_STATUS_INVALID_VALUE.
+ * a different backend or device, operand, op or shape gives
+ * ESMM_STATUS_INVALID_VALUE.
  * esmm_pattern_extract_* allocate (and on CUDA synchronise the device): keep
  * them out of hot loops.
  */
@@ -282,7 +283,9 @@ esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t b
  * and either values[nnz] or, when values is NULL, one weight `value` shared by
  * every stored entry. The arrays are the caller's (device memory on the CUDA
  * backend, host memory on the CPU backend); a descriptor only borrows them and
- * they must stay valid while it is used.
+ * they must stay valid while it is used. A descriptor serves the handles of
+ * the backend, and on CUDA the device, of the handle that created it; another
+ * handle gives ESMM_STATUS_INVALID_VALUE.
  *
  * What the products assume, and esmm_csr_validate checks: row_ptr[0] == 0,
  * row_ptr non-decreasing, row_ptr[rows] == nnz, 0 <= col_idx[e] < cols.

@@ -255,8 +255,10 @@ typedef struct {
 static int pattern_fits(esmm_handle_t handle, esmm_pattern_t pattern, int is_b,
                         esmm_operation_t op, int64_t rows, int64_t k)
 {
-    return pattern == NULL || (pattern->backend == handle->backend && pattern->is_b == is_b &&
-                               pattern->op == op && pattern->rows == rows && pattern->k == k);
+    return pattern == NULL ||
+           (pattern->backend == handle->backend && pattern->device == handle->device &&
+            pattern->is_b == is_b && pattern->op == op && pattern->rows == rows &&
+            pattern->k == k);
 }
 
 /* Masks for both operands: the caller's patterns, or extractions into the

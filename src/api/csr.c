@@ -23,9 +23,17 @@ esmm_status_t esmm_csr_create(esmm_handle_t handle, int64_t rows, int64_t cols, 
     if (d == NULL)
         return ESMM_STATUS_ALLOC_FAILED;
     d->backend = handle->backend;
+    d->device = handle->device;
     d->w = (esmm_csr_view_t){rows, cols, nnz, row_ptr, col_idx, values, value};
     *W = d;
     return ESMM_STATUS_SUCCESS;
+}
+
+/* Whether the handle may use W: the backend, and on CUDA the device, that
+ * made it. */
+static int csr_fits(esmm_handle_t handle, esmm_csr_t W)
+{
+    return W->backend == handle->backend && W->device == handle->device;
 }
 
 static void release_transpose(esmm_csr_t W)
@@ -63,7 +71,7 @@ esmm_status_t esmm_csr_prepare(esmm_handle_t handle, esmm_csr_t W, esmm_operatio
 {
     if (handle == NULL)
         return ESMM_STATUS_NOT_INITIALIZED;
-    if (W == NULL || W->backend != handle->backend || (op != ESMM_OP_N && op != ESMM_OP_T))
+    if (W == NULL || !csr_fits(handle, W) || (op != ESMM_OP_N && op != ESMM_OP_T))
         return ESMM_STATUS_INVALID_VALUE;
     if (op == ESMM_OP_N)
         return ESMM_STATUS_SUCCESS;
@@ -140,7 +148,7 @@ static esmm_status_t check_csrmm(esmm_handle_t handle, esmm_operation_t op, esmm
 {
     if (handle == NULL)
         return ESMM_STATUS_NOT_INITIALIZED;
-    if (W == NULL || W->backend != handle->backend || (op != ESMM_OP_N && op != ESMM_OP_T) ||
+    if (W == NULL || !csr_fits(handle, W) || (op != ESMM_OP_N && op != ESMM_OP_T) ||
         n < 0 || alpha == NULL || beta == NULL)
         return ESMM_STATUS_INVALID_VALUE;
     const int64_t m = op == ESMM_OP_N ? W->w.rows : W->w.cols;

@@ -53,6 +53,7 @@ struct esmm_context {
 /* The pattern of one operand (public esmm_pattern_t). */
 struct esmm_operand_pattern {
     esmm_backend_t backend;
+    int device; /* the extracting handle's: its masks live there on CUDA */
     int is_b;
     esmm_operation_t op;
     int64_t rows, k; /* rows = m for A, n for B */
@@ -88,6 +89,7 @@ esmm_status_t esmm_extract_masks(esmm_handle_t handle, int is_b, esmm_operation_
  * transpose once esmm_csr_prepare(T) built it (memory of the backend). */
 struct esmm_csr_matrix {
     esmm_backend_t backend;
+    int device; /* the creating handle's: its transpose lives there on CUDA */
     esmm_csr_view_t w;
     int has_transpose;
     esmm_csr_view_t transpose;

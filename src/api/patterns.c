@@ -69,6 +69,7 @@ static esmm_status_t extract_pattern(esmm_handle_t handle, int is_b, esmm_operat
     if (p == NULL)
         return ESMM_STATUS_ALLOC_FAILED;
     p->backend = handle->backend;
+    p->device = handle->device;
     p->is_b = is_b;
     p->op = op;
     p->rows = rows;
