@@ -1,6 +1,5 @@
 /* Operand patterns: extraction on the handle's backend, and pattern objects
  * that let a caller extract a static operand's masks once. */
-#include <stdint.h>
 #include <stdlib.h>
 
 #include "api/handle.h"
@@ -75,17 +74,17 @@ static esmm_status_t extract_pattern(esmm_handle_t handle, int is_b, esmm_operat
     p->rows = rows;
     p->k = k;
     if (handle->backend == ESMM_BACKEND_CUDA) {
+        /* One allocation holds both arrays. */
         const int64_t count = esmm_pattern_mask_bytes(rows, k);
         void *memory = NULL;
-        st = count < 0 || (uint64_t)count > (SIZE_MAX - 1) / 2 ? ESMM_STATUS_ALLOC_FAILED
-                                                               : ESMM_STATUS_SUCCESS;
+        st = count < 0 ? ESMM_STATUS_ALLOC_FAILED
+                       : esmm_cuda_malloc(&memory, 2 * (size_t)count + 1);
         if (st == ESMM_STATUS_SUCCESS) {
             p->masks.strips = esmm_pattern_strips(rows);
             p->masks.kblocks = esmm_pattern_kblocks(k);
-            st = esmm_cuda_malloc(&memory, 2 * (size_t)count + 1);
+            p->masks.bits = memory;
+            p->masks.nonfinite = (uint8_t *)memory + count;
         }
-        p->masks.bits = memory;
-        p->masks.nonfinite = memory != NULL ? (uint8_t *)memory + count : NULL;
     } else {
         st = esmm_strip_masks_alloc(&p->masks, rows, k);
     }
