@@ -355,11 +355,14 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
         const int mn_in_tile = smem_offset - k_lane * ROW;
         // The stage's list is read before any copy is issued: a shared load
         // between two copies costs three issue slots (ptxas pads the copy).
-        int64_t kk[K_GROUPS];
+        // Listed k fit an int (launch_skip_gemm checks), so each source
+        // address is one 32-bit multiply-add from row[r], which sits at
+        // k_lane. (Computed unsigned: entries past count may hold anything.)
+        int k_from_row[K_GROUPS];
         unsigned need[K_GROUPS];
 #pragma unroll
         for (int kg = 0; kg < K_GROUPS; ++kg) {
-            kk[kg] = row_offset(kg * 8 + k_lane);
+            k_from_row[kg] = (int)((unsigned)row_offset(kg * 8 + k_lane) - (unsigned)k_lane);
             need[kg] = strips(kg * 8 + k_lane);
         }
 #pragma unroll
@@ -370,7 +373,7 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
                 const int strip = (mn_in_tile + r * cfg::WARPS * 4) / 32;
                 cp_async_listed<4, true, StripNeeds>(stage + smem_offset + kg * 8 * ROW +
                                                          r * cfg::WARPS * 4,
-                                                     row[r] - k_lane + kk[kg], 4, ok,
+                                                     row[r] + k_from_row[kg], 4, ok,
                                                      (need[kg] >> strip) & 1u);
             }
         }

@@ -206,15 +206,15 @@ template <tile_layout LAYOUT> struct listed_row_offset {
     }
 };
 
-// Multiplies a stage's first `entries` entries in order (at cfg::BK, the
-// unrolled dense loop).
-template <class cfg>
+// Multiplies a stage's entries FIRST .. entries - 1 in order (at cfg::BK,
+// the unrolled dense loop).
+template <class cfg, int FIRST = 0>
 __device__ __forceinline__ void multiply_entries(warp_tile_accumulator<cfg> &acc,
                                                  const float *a_stage, const float *b_stage,
                                                  int entries)
 {
 #pragma unroll
-    for (int e = 0; e < cfg::BK; ++e) {
+    for (int e = FIRST; e < cfg::BK; ++e) {
         if (e >= entries)
             return;
         acc.multiply_k(a_stage + e * cfg::A_ROW, b_stage + e * cfg::B_ROW);
@@ -233,10 +233,7 @@ __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<cfg> &acc,
                                                bool uniform)
 {
     if (uniform) {
-        if (entries >= cfg::BK)
-            multiply_entries(acc, a_stage, b_stage, cfg::BK);
-        else
-            multiply_entries(acc, a_stage, b_stage, entries);
+        multiply_entries(acc, a_stage, b_stage, entries);
         return;
     }
     const int lane = threadIdx.x % 32;
@@ -341,32 +338,54 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
         const int listed = list_needed_k<cfg>(masks, m0 / 32, (p.m + 31) / 32, n0 / 32,
                                          (p.n + 31) / 32, kb0, kblocks, stride, p.k, skip,
                                          list, needs, warp_totals, uniform);
-        const int stages = (listed + cfg::BK - 1) / cfg::BK;
-        auto issue = [&](int s) {
+        // Unsigned: the stage index's divide and remainder become shifts.
+        const unsigned stages = ((unsigned)listed + cfg::BK - 1) / cfg::BK;
+        auto issue = [&](unsigned s) {
             if (s < stages) {
-                const int stage = s % cfg::STAGES;
+                const unsigned stage = s % cfg::STAGES;
                 const int *k_of = list + s * cfg::BK;
-                const int count = listed - s * cfg::BK;
+                const int count = listed - (int)(s * cfg::BK);
+                float *b_stage = b_smem + stage * cfg::B_STAGE;
+                const listed_row_offset<B_LAYOUT> b_row{k_of, p.ldb};
                 a_load.issue_list(a_smem + stage * cfg::A_STAGE, count,
                                   listed_row_offset<A_LAYOUT>{k_of, p.lda}, every_strip{});
                 // B strips read by a warp beside one that needs the entry
                 // (pair warps) are zero-filled; a strip warp reads only its own.
-                b_load.issue_list(b_smem + stage * cfg::B_STAGE, count,
-                                  listed_row_offset<B_LAYOUT>{k_of, p.ldb},
-                                  listed_strips<(cfg::QN > 1)>{needs + s * cfg::BK});
+                // In a uniform segment every strip inside C needs every entry,
+                // so pair warps copy them unasked (strips past C read rows
+                // clamped inside B, or copy no bytes, into values never
+                // stored).
+                if (cfg::QN > 1 && uniform)
+                    b_load.issue_list(b_stage, count, b_row, every_strip{});
+                else
+                    b_load.issue_list(b_stage, count, b_row,
+                                      listed_strips<(cfg::QN > 1)>{needs + s * cfg::BK});
             }
             cp_async_commit();
         };
 #pragma unroll
-        for (int s = 0; s < cfg::STAGES - 1; ++s)
+        for (unsigned s = 0; s < cfg::STAGES - 1; ++s)
             issue(s);
-        for (int s = 0; s < stages; ++s) {
+        for (unsigned s = 0; s < stages; ++s) {
             cp_async_wait<cfg::STAGES - 2>();
             __syncthreads();
-            issue(s + cfg::STAGES - 1);
-            const int stage = s % cfg::STAGES;
-            multiply_stage(acc, a_smem + stage * cfg::A_STAGE, b_smem + stage * cfg::B_STAGE,
-                           needs + s * cfg::BK, listed - s * cfg::BK, mine, uniform);
+            const unsigned stage = s % cfg::STAGES;
+            const float *a_stage = a_smem + stage * cfg::A_STAGE;
+            const float *b_stage = b_smem + stage * cfg::B_STAGE;
+            const int entries = listed - (int)(s * cfg::BK);
+            if (uniform && entries >= cfg::BK) {
+                // A full uniform stage: entry 0's fragments load before the
+                // next stage's copies are issued, so the first products do
+                // not wait on them.
+                const auto first = acc.load(a_stage, b_stage);
+                issue(s + cfg::STAGES - 1);
+                acc.multiply(first);
+                multiply_entries<cfg, 1>(acc, a_stage, b_stage, cfg::BK);
+            } else {
+                issue(s + cfg::STAGES - 1);
+                multiply_stage(acc, a_stage, b_stage, needs + s * cfg::BK, entries, mine,
+                               uniform);
+            }
         }
         cp_async_wait<0>();
         // The next segment rewrites the list and the stages.
