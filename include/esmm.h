@@ -124,8 +124,9 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * multiply-adds: a sum that products too small for FP32 (under 7e-46)
  * round to -0 turns +0 when the dense path adds a zero product, so a C value
  * that is zero may carry the other sign than the dense path's (the two
- * compare equal). The CPU backend rounds each product first and has no such
- * case.
+ * compare equal; seen on the H100 wherever an A strip skips the zero
+ * products that follow such a sum). The CPU backend rounds each product first
+ * and has no such case.
  * First it samples 256 such blocks of each operand (of a pattern given
  * instead, its bytes); where the shares of zero slices in the two samples add
  * up to less than 1/5, skipping cannot pay, and the call runs the dense kernel
