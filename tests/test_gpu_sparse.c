@@ -798,57 +798,82 @@ static void run_back_to_back(esmm_handle_t h)
 
 /* Products too small for FP32 (esmm.h, "Zero-skipping"): every row of op(A)
  * holds 1e-30 at k < 8 and zeros past it, but for a 1 at k = 8 in row 0; B
- * holds -1e-30 at k < 8 and 1 past it. Each fused sum rounds to -0 after
- * the first 8 k; the dense kernel then adds zero products and ends at +0 (1
- * in row 0), where a skipping kernel that leaves out the zero k of rows 32
- * to 63 may end at -0. Every value must have the dense kernel's bits or both
- * must be zeros; the zeros whose sign differs are counted and printed. */
-static void check_underflowing_products(esmm_handle_t h)
+ * holds -1e-30 at k < 8, 1 at k < 16 and zeros past (all 1 past k = 8 at
+ * 64^3). Each fused sum rounds to -0 after the first 8 k; the dense kernel
+ * then adds zero products and ends at +0 (1 in row 0), where a skipping
+ * kernel that leaves out the zero k of rows 32 on may end at -0. Every value
+ * must have the dense kernel's bits or both must be zeros; the zeros whose
+ * sign differs are counted and printed. Run at 64^3 (NN) and on a product
+ * whose warp lists split k into 5 ranges (TN; the ranges past the first
+ * hold no products, so their sums stay -0), where forced joint skipping must
+ * run the warp lists. */
+static void check_underflowing_products(esmm_handle_t h, esmm_operation_t op_a, int64_t m,
+                                        int64_t n, int64_t k)
 {
-    enum { M = 64, N = 64, K = 64 };
-    static float a[M * K], b[K * N], dense[M * N], got[M * N];
-    for (int i = 0; i < M; i++)
-        for (int kk = 0; kk < K; kk++)
-            a[i * K + kk] = kk < 8 ? 1e-30f : i == 0 && kk == 8 ? 1.0f : 0.0f;
-    for (int kk = 0; kk < K; kk++)
-        for (int j = 0; j < N; j++)
-            b[kk * N + j] = kk < 8 ? -1e-30f : 1.0f;
-    float *a_dev = device_alloc(sizeof a), *b_dev = device_alloc(sizeof b);
-    float *c_dev = device_alloc(sizeof got);
-    device_upload(a_dev, a, sizeof a);
-    device_upload(b_dev, b, sizeof b);
+    const int64_t lda = op_a == ESMM_OP_N ? k : m;
+    const size_t a_len = (size_t)(m * k), b_len = (size_t)(k * n), c_len = (size_t)(m * n);
+    float *a = malloc(a_len * sizeof(float)), *b = malloc(b_len * sizeof(float));
+    float *dense = malloc(c_len * sizeof(float)), *got = malloc(c_len * sizeof(float));
+    if (a == NULL || b == NULL || dense == NULL || got == NULL) {
+        CHECK(0, "underflowing products, %lldx%lldx%lld: out of host memory", (long long)m,
+              (long long)n, (long long)k);
+        free(a), free(b), free(dense), free(got);
+        return;
+    }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t kk = 0; kk < k; kk++)
+            a[op_a == ESMM_OP_N ? i * lda + kk : kk * lda + i] =
+                kk < 8 ? 1e-30f : i == 0 && kk == 8 ? 1.0f : 0.0f;
+    for (int64_t kk = 0; kk < k; kk++)
+        for (int64_t j = 0; j < n; j++)
+            b[kk * n + j] = kk < 8 ? -1e-30f : kk < 16 || k <= 64 ? 1.0f : 0.0f;
+    float *a_dev = device_alloc(a_len * sizeof(float)), *b_dev = device_alloc(b_len * sizeof(float));
+    float *c_dev = device_alloc(c_len * sizeof(float));
+    device_upload(a_dev, a, a_len * sizeof(float));
+    device_upload(b_dev, b, b_len * sizeof(float));
     const float alpha = 1.0f, beta = 0.0f;
     static const char *const kernels[] = {"pipelined", "sparse-a", "sparse-b", "sparse-joint",
                                           NULL};
     for (size_t q = 0; q < COUNT_OF(kernels); q++) {
         const char *name = kernels[q] != NULL ? kernels[q] : "esmm_sgemm";
-        cuda_must(cudaMemset(c_dev, 0xff, sizeof got), "cudaMemset C");
+        cuda_must(cudaMemset(c_dev, 0xff, c_len * sizeof(float)), "cudaMemset C");
         const esmm_status_t st =
             kernels[q] != NULL
-                ? esmm_sgemm_kernel(h, kernels[q], ESMM_OP_N, ESMM_OP_N, M, N, K, &alpha, a_dev,
-                                    K, b_dev, N, &beta, c_dev, N)
-                : esmm_sgemm(h, ESMM_OP_N, ESMM_OP_N, M, N, K, &alpha, a_dev, K, b_dev, N, &beta,
-                             c_dev, N);
-        CHECK(st == ESMM_STATUS_SUCCESS, "underflowing products, %s: returned \"%s\"", name,
-              esmm_status_string(st));
+                ? esmm_sgemm_kernel(h, kernels[q], op_a, ESMM_OP_N, m, n, k, &alpha, a_dev, lda,
+                                    b_dev, n, &beta, c_dev, n)
+                : esmm_sgemm(h, op_a, ESMM_OP_N, m, n, k, &alpha, a_dev, lda, b_dev, n, &beta,
+                             c_dev, n);
+        CHECK(st == ESMM_STATUS_SUCCESS, "underflowing products, %lldx%lldx%lld, %s: returned \"%s\"",
+              (long long)m, (long long)n, (long long)k, name, esmm_status_string(st));
         cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a product");
+        esmm_info_t info;
+        const int have_info = esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS;
+        const char *form = have_info && info.form != NULL ? info.form : "no form";
+        if (k > 64 && kernels[q] != NULL && strcmp(kernels[q], "sparse-joint") == 0)
+            CHECK(strcmp(form, "warp lists") == 0 && esmm_k_split(m, n, k).splits > 1,
+                  "underflowing products, %lldx%lldx%lld: sparse-joint ran \"%s\" over %lld "
+                  "ranges of k, not the warp lists over several", (long long)m, (long long)n,
+                  (long long)k, form, (long long)esmm_k_split(m, n, k).splits);
         float *out = q == 0 ? dense : got;
-        device_download(out, c_dev, sizeof got);
-        int bad = 0, signs = 0;
-        for (int idx = 0; idx < M * N; idx++) {
+        device_download(out, c_dev, c_len * sizeof(float));
+        int64_t bad = 0, signs = 0;
+        for (size_t idx = 0; idx < c_len; idx++) {
             const int zeros = out[idx] == 0.0f && dense[idx] == 0.0f;
-            const int want_ok = q != 0 || out[idx] == (idx < N ? 1.0f : 0.0f);
+            const int want_ok = q != 0 || out[idx] == (idx < (size_t)n ? 1.0f : 0.0f);
             bad += !want_ok || (float_bits(out[idx]) != float_bits(dense[idx]) && !zeros);
             signs += zeros && float_bits(out[idx]) != float_bits(dense[idx]);
         }
-        CHECK(bad == 0, "underflowing products, %s: %d values off (C(0, j) must be 1, the rest "
-              "zeros, each with the dense kernel's bits but for the sign of a zero)", name, bad);
-        printf("underflowing products, %s: %d zeros of the other sign than the dense kernel's\n",
-               name, signs);
+        CHECK(bad == 0, "underflowing products, %lldx%lldx%lld, %s: %lld values off (C(0, j) "
+              "must be 1, the rest zeros, each with the dense kernel's bits but for the sign of "
+              "a zero)", (long long)m, (long long)n, (long long)k, name, (long long)bad);
+        printf("underflowing products, %lldx%lldx%lld, %s (%s): %lld zeros of the other sign "
+               "than the dense kernel's\n", (long long)m, (long long)n, (long long)k, name, form,
+               (long long)signs);
     }
     device_free(a_dev);
     device_free(b_dev);
     device_free(c_dev);
+    free(a), free(b), free(dense), free(got);
 }
 
 int main(void)
@@ -873,7 +898,9 @@ int main(void)
             run_case(h, si, di);
     run_copy_cases(h);
     run_back_to_back(h);
-    check_underflowing_products(h);
+    check_underflowing_products(h, ESMM_OP_N, 64, 64, 64);
+    /* Warp lists, split along k in 5 ranges (as shape 2053 x 1031 x 2051 above). */
+    check_underflowing_products(h, ESMM_OP_T, 2053, 1031, 2051);
     /* Every form of the skipping kernel ran (as esmm_get_last_info reports),
      * each checked bit for bit above. */
     CHECK(forms_run[0] > 0 && forms_run[1] > 0 && forms_run[2] > 0,
