@@ -356,8 +356,9 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
         // The stage's list is read before any copy is issued: a shared load
         // between two copies costs three issue slots (ptxas pads the copy).
         // Listed k fit an int (launch_skip_gemm checks), so each source
-        // address is one 32-bit multiply-add from row[r], which sits at
-        // k_lane. (Computed unsigned: entries past count may hold anything.)
+        // address adds a 32-bit offset to row[r], which sits at k_lane, not a
+        // 64-bit one. (Computed unsigned: entries past count may hold
+        // anything.)
         int k_from_row[K_GROUPS];
         unsigned need[K_GROUPS];
 #pragma unroll
