@@ -310,9 +310,11 @@ esmm_status_t esmm_csr_destroy(esmm_csr_t W);
  * Prepares products with op(W) = op, once, for as long as W's arrays do not
  * change (call it again after changing them). For ESMM_OP_T it builds W's
  * transpose, so op(W) = W^T products gather rows instead of scattering with
- * atomics: faster, and the same bits on every run. ESMM_OP_N needs nothing
- * and returns at once. Allocates, and on CUDA waits for the handle's stream;
- * like cuSPARSE's SpMM_preprocess, it belongs outside the hot loop.
+ * atomics: faster, and the same bits on every run. It first checks W as
+ * esmm_csr_validate does: invalid arrays give ESMM_STATUS_INVALID_VALUE and
+ * leave no transpose. ESMM_OP_N needs nothing and returns at once.
+ * Allocates, and on CUDA waits for the handle's stream; like cuSPARSE's
+ * SpMM_preprocess, it belongs outside the hot loop.
  */
 esmm_status_t esmm_csr_prepare(esmm_handle_t handle, esmm_csr_t W, esmm_operation_t op);
 

@@ -77,13 +77,19 @@ esmm_status_t esmm_csr_prepare(esmm_handle_t handle, esmm_csr_t W, esmm_operatio
         return ESMM_STATUS_SUCCESS;
     release_transpose(W);
     const esmm_csr_view_t *w = &W->w;
+    /* The transpose is placed by column index and row pointer: invalid
+     * arrays would send it past its own memory, so they are refused first. */
+    esmm_status_t st =
+        esmm_csr_validate(handle, w->rows, w->cols, w->nnz, w->row_ptr, w->col_idx);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
     const size_t ptr_bytes = align256((size_t)(w->cols + 1) * sizeof(int32_t));
     const size_t idx_bytes = align256((size_t)w->nnz * sizeof(int32_t));
     const size_t val_bytes = w->values != NULL ? (size_t)w->nnz * sizeof(float) : 0;
     const size_t total = ptr_bytes + idx_bytes + val_bytes;
     void *memory = NULL;
     if (handle->backend == ESMM_BACKEND_CUDA) {
-        esmm_status_t st = esmm_cuda_malloc(&memory, total);
+        st = esmm_cuda_malloc(&memory, total);
         if (st != ESMM_STATUS_SUCCESS)
             return st;
     } else if ((memory = malloc(total)) == NULL) {
@@ -94,7 +100,6 @@ esmm_status_t esmm_csr_prepare(esmm_handle_t handle, esmm_csr_t W, esmm_operatio
     float *t_values = w->values != NULL ? (float *)((uint8_t *)memory + ptr_bytes + idx_bytes)
                                         : NULL;
     W->transpose_memory = memory;
-    esmm_status_t st = ESMM_STATUS_SUCCESS;
     if (handle->backend == ESMM_BACKEND_CUDA)
         st = esmm_cuda_csr_transpose(w, t_row_ptr, t_col_idx, t_values, handle->stream);
     else
