@@ -1767,8 +1767,9 @@ static void check_workspace(const target_t *t)
         memset(&after, 0, sizeof after);
         st = esmm_get_last_info(t->h, &after);
         CHECK(st == ESMM_STATUS_SUCCESS && after.path == before.path &&
-                  after.masks == before.masks && same_name(after.kernel, before.kernel) && same_name(after.form, before.form) &&
-                  after.density_a == before.density_a && after.density_b == before.density_b &&
+                  after.masks == before.masks && same_name(after.kernel, before.kernel) &&
+                  same_name(after.form, before.form) && after.density_a == before.density_a &&
+                  after.density_b == before.density_b &&
                   after.work_fraction == before.work_fraction,
               "%s: esmm_get_last_info says path %d kernel %s masks %d densities %g / %g work "
               "%g, before it path %d kernel %s masks %d densities %g / %g work %g",

@@ -222,10 +222,11 @@ __device__ __forceinline__ void multiply_entries(warp_tile_accumulator<cfg> &acc
 }
 
 // Multiplies the entries of one stage this warp needs (needs[e] & mine);
-// in a uniform segment (list_needed_k) that is every entry, unasked. (Its
-// partial last stage sent down the ballot's path with a made-up todo instead
-// compiled the whole function worse: A only at d = 0.5, 4096^3, 1.93 ms
-// against 1.65.)
+// in a uniform segment (list_needed_k) that is every entry, unasked. The
+// kernel's loop multiplies a full uniform stage itself, so a uniform stage
+// here is a segment's partial last one. (Sent down the ballot's path with a
+// made-up todo instead, it compiled the whole function worse: A only at
+// d = 0.5, 4096^3, 1.93 ms against 1.65.)
 template <class cfg>
 __device__ __forceinline__ void multiply_stage(warp_tile_accumulator<cfg> &acc,
                                                const float *a_stage, const float *b_stage,
