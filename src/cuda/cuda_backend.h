@@ -427,11 +427,15 @@ typedef enum {
 
 /* The warp-list form's modelled time as a fraction of a dense pass: per share
  * of the strip-pair work, and fixed (listing every pair's k, writing C),
- * fitted on the H100 at 4096^3 (the kernel alone, against the dense kernel's
- * 2.70 ms): both operands at d = 0.75 / 0.5 / 0.25 / 0.125 / 0.0625 took
- * 0.946 / 0.424 / 0.118 / 0.041 / 0.026, A at 0.5 and B at 0.75 0.633. The
- * warp lists run where they cost less than pair warps (esmm_plan_cost). */
-#define ESMM_PLAN_LIST_PER_WORK 1.63
+ * fitted on the H100 at 4096^3 against the dense kernel's 2.70 ms. The
+ * kernel alone once took, both operands at d = 0.75 / 0.5 / 0.25 / 0.125 /
+ * 0.0625, 0.946 / 0.424 / 0.118 / 0.041 / 0.026 (A at 0.5 and B at 0.75:
+ * 0.633); its copies now take fewer instructions, and those times less the
+ * calls' measured gains (end to end, the same products) come to 0.331 /
+ * 0.094 / 0.036 at d = 0.5 / 0.25 / 0.125: 1.27 per share, where the fixed
+ * part stays near 0.02. The warp lists run where they cost less than pair
+ * warps (esmm_plan_cost). */
+#define ESMM_PLAN_LIST_PER_WORK 1.27
 #define ESMM_PLAN_LIST_FIXED 0.02
 
 /* Whether skipping by `skip` (an esmm_skip_by_t) queues the strip-warp form
