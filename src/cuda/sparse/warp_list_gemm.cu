@@ -29,28 +29,51 @@ namespace {
 // 4 warps a CTA and 4 CTAs an SM beat 8 warps and 2 (1.05 / 0.305 / 0.125
 // against 1.09 / 0.324 / 0.140 ms) and 5 or 6 CTAs an SM (d = 0.5: 1.38 and
 // 1.48 against 1.245). With the copies as they are now, 8 listed k a stage
-// in 3 stages beat 4 in 4 (0.995 / 0.351 / 0.200 against 1.033 / 0.361 /
-// 0.203 ms end to end); with the earlier, longer copies 4 in 4 had beaten
-// 2 in 6 and 8 in 3 or 4.
+// in 3 stages beat 4 in 4 for every list (0.995 / 0.351 / 0.200 against
+// 1.033 / 0.361 / 0.203 ms end to end); with the earlier, longer copies 4
+// in 4 had beaten 2 in 6 and 8 in 3 or 4. The depth is now the warp's
+// choice (below).
 constexpr int WARPS = 4;
 constexpr int CTAS_PER_SM = 4;
-constexpr int STAGE_K = 8;
-constexpr int STAGES = 3;
+// A warp's stages: STAGE_K listed k each, STAGES of them in flight.
+template <int STAGE_K_, int STAGES_> struct stage_depth {
+    static constexpr int STAGE_K = STAGE_K_, STAGES = STAGES_;
+    static_assert(STAGE_K % 4 == 0, "a stage's entries come four at a time, one per 8 lanes");
+};
+// A warp picks its stages by its list's length: 16 a stage in 2 from
+// LONG_LIST entries on, else 8 in 3. Measured on the H100 against 8 in 3
+// for every list (ms end to end, 4096^3 unless said): both operands at
+// d = 0.5 0.966 against 0.994, d = 0.25 0.342 against 0.349, 8192^3 at
+// d = 0.25 2.133 against 2.175; lists of 64 or 16 entries (d = 0.125,
+// 0.0625) take 8 in 3 but ran 1-1.7% slower beside the second form (0.2003
+// against 0.1983, 0.172 against 0.169), as they did with the choice built
+// but never taken. 12 in 2 (no more shared memory than 8 in 3) gained less
+// (0.976 at d = 0.5) and lost as much on short lists; a choice from 256
+// entries on left d = 0.25, whose lists straddle it, no faster. Where k is
+// split, the ranges' sums leave no shared memory for the deeper stages at
+// 4 CTAs an SM, so split warps keep 8 in 3.
+using short_lists = stage_depth<8, 3>;
+using long_lists = stage_depth<16, 2>;
+constexpr int LONG_LIST = 128;
+constexpr int STAGED_ENTRIES = 32; // the larger of the two depths' STAGE_K * STAGES
+static_assert(short_lists::STAGE_K * short_lists::STAGES <= STAGED_ENTRIES &&
+                  long_lists::STAGE_K * long_lists::STAGES <= STAGED_ENTRIES,
+              "both depths fit the staged entries");
 // A list takes one mask word per lane at a time, 32 lanes of 32 k.
 constexpr int LIST_CAPACITY = 32 * 32;
 
-struct __align__(16) warp_space {
-    float stage[STAGES][STAGE_K][64]; // per listed k: 32 of op(A)'s column, 32 of op(B)'s row
+template <bool SPLIT> struct __align__(16) warp_space {
+    // per listed k: 32 of op(A)'s column, 32 of op(B)'s row
+    float entry[SPLIT ? short_lists::STAGE_K * short_lists::STAGES : STAGED_ENTRIES][64];
     int list[LIST_CAPACITY];
 };
-constexpr unsigned ENTRY_BYTES = 64 * sizeof(float), STAGE_BYTES = STAGE_K * ENTRY_BYTES;
-static_assert(STAGE_K % 4 == 0, "a stage's entries come four at a time, one per 8 lanes");
+constexpr unsigned ENTRY_BYTES = 64 * sizeof(float);
 // Where k is split, after the warps' spaces: each warp's sum of the ranges so
 // far, 32 values a lane, value-major.
 constexpr int RANGES_SUM_FLOATS = 32 * 32;
 template <bool SPLIT>
 constexpr int SMEM_BYTES =
-    WARPS * ((int)sizeof(warp_space) + (SPLIT ? RANGES_SUM_FLOATS * (int)sizeof(float) : 0));
+    WARPS * ((int)sizeof(warp_space<SPLIT>) + (SPLIT ? RANGES_SUM_FLOATS * (int)sizeof(float) : 0));
 
 // Four k-blocks' mask bytes of one strip as a word, k-block 4w first (0 past
 // the last). Whole words where the rows allow them.
@@ -141,7 +164,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
         return;
     extern __shared__ __align__(16) float smem[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    warp_space &space = reinterpret_cast<warp_space *>(smem)[warp];
+    warp_space<SPLIT> &space = reinterpret_cast<warp_space<SPLIT> *>(smem)[warp];
     const int64_t strips_b = (p.n + 31) / 32;
     const int64_t groups_b = (strips_b + WARPS - 1) / WARPS;
     const int64_t strip_a = blockIdx.x / groups_b;
@@ -182,7 +205,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
     const unsigned a_row_bytes = (unsigned)p.lda * 4u, b_row_bytes = (unsigned)p.ldb * 4u;
     // Where the lane's first copy of stage 0 goes (shared address).
     const unsigned lane_stage0 =
-        (unsigned)__cvta_generic_to_shared(&space.stage[0][copy_entry][copy_at]);
+        (unsigned)__cvta_generic_to_shared(&space.entry[copy_entry][copy_at]);
     // Products: the lane's 4 x 8 block of the warp's 32 x 32.
     const int tr = lane / 4, tc = lane % 4;
     float acc[4][8];
@@ -201,7 +224,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
     const unsigned range_k = (unsigned)k_per_split;
     unsigned next_range_k = range_k;
     auto ranges_sum = [&](int v) -> float & {
-        return reinterpret_cast<float *>(reinterpret_cast<warp_space *>(smem) +
+        return reinterpret_cast<float *>(reinterpret_cast<warp_space<SPLIT> *>(smem) +
                                          WARPS)[(warp * 32 + v) * 32 + lane];
     };
     auto close_range = [&] {
@@ -246,9 +269,13 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
         }
         __syncwarp();
 
-        // The stages of the list, copied WHOLE (see whole_chunks) or tested.
-        auto multiply_list = [&](auto whole) {
+        // The stages of the list, copied WHOLE (see whole_chunks) or tested,
+        // Depth::STAGE_K listed k a stage.
+        auto multiply_list = [&](auto whole, auto depth) {
             constexpr bool WHOLE = decltype(whole)::value;
+            using Depth = decltype(depth);
+            constexpr int STAGE_K = Depth::STAGE_K, STAGES = Depth::STAGES;
+            constexpr unsigned STAGE_BYTES = STAGE_K * ENTRY_BYTES;
             auto issue = [&](int s) {
 #pragma unroll
                 for (int r = 0; r < STAGE_K / 4; ++r) {
@@ -262,7 +289,8 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
                             copy_row_chunk(dst, a_col, k, a_row_bytes);
                             copy_row_chunk(dst + ENTRY_BYTES / 2, b_row, k, b_row_bytes);
                         } else {
-                            float *entry = space.stage[(unsigned)s % STAGES][4 * r + copy_entry];
+                            float *entry =
+                                space.entry[(unsigned)s % STAGES * STAGE_K + 4 * r + copy_entry];
                             copy_four<A_VEC>(entry + copy_at, a_col + (int64_t)k * p.lda,
                                              a_valid);
                             copy_four<B_VEC>(entry + 32 + copy_at, b_row + (int64_t)k * p.ldb,
@@ -278,7 +306,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
                 cp_async_wait<STAGES - 2>();
                 __syncwarp();
                 issue(s + STAGES - 1);
-                return space.stage[(unsigned)s % STAGES];
+                return &space.entry[(unsigned)s % STAGES * STAGE_K];
             };
 #pragma unroll
             for (int s = 0; s < STAGES - 1; ++s)
@@ -314,10 +342,19 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
                 }
             }
         };
-        if (whole_chunks)
-            multiply_list(std::true_type{});
+        auto multiply_list_at = [&](auto depth) {
+            if (whole_chunks)
+                multiply_list(std::true_type{}, depth);
+            else
+                multiply_list(std::false_type{}, depth);
+        };
+        // The list's length is the same in every lane: one branch a warp.
+        if constexpr (SPLIT)
+            multiply_list_at(short_lists{});
+        else if (listed >= LONG_LIST)
+            multiply_list_at(long_lists{});
         else
-            multiply_list(std::false_type{});
+            multiply_list_at(short_lists{});
         cp_async_wait<0>();
         // The next list and stages overwrite these.
         __syncwarp();
