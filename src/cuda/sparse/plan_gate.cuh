@@ -24,6 +24,7 @@ struct skip_gate {
     int orientation;               // 0: always; else run only in the plan's orientation
     int form;                      // -1: either form; else only the plan's (esmm_plan_form_t)
     bool settled;                  // the plan is done when the kernel starts (above)
+    bool behind_lists = false;     // queued behind the warp lists (settled_launch)
 };
 
 // A gate's plan fields: read from L2 (FROM_L2) by a kernel that has not
@@ -73,16 +74,18 @@ inline skip_gate orientation_gate(const esmm_plan_stats_t *plan, bool planned,
 // read, where after a wait they read it from L1. Over a few rounds the launch
 // still gains (1024^3 dense, the closed orientation's 512 blocks in 1.3
 // rounds: 0.0866 -> 0.0765 ms on the H100); over many it loses more than it
-// gains (both operands at d = 0.125, 4096^3, where two closed launches of
-// 2048 blocks, 5.2 rounds each, precede the warp lists: 0.2144 -> 0.2184 ms).
-// The dense kernel is queued last: when it is closed, its blocks pass through
-// the tail of the kernel that runs, so it is settled at any size.
-inline bool settled_launch(bool settled, int64_t blocks, int per_sm)
+// gains where it is queued ahead of the kernel that runs (both operands at
+// d = 0.125, 4096^3, with two closed launches of 2048 blocks, 5.2 rounds
+// each, ahead of the warp lists: 0.2144 -> 0.2184 ms). Queued behind a
+// launch that may run (behind_lists; the dense kernel, queued last, always
+// is), a closed launch's blocks pass through that kernel's tail, so it takes
+// the settled gate at any size.
+inline bool settled_launch(bool settled, bool behind_lists, int64_t blocks, int per_sm)
 {
     constexpr int64_t SETTLED_ROUNDS = 2;
     int sms = 0;
-    return settled && current_sm_count(&sms) == cudaSuccess &&
-           blocks <= SETTLED_ROUNDS * sms * per_sm;
+    return settled && (behind_lists || (current_sm_count(&sms) == cudaSuccess &&
+                                        blocks <= SETTLED_ROUNDS * sms * per_sm));
 }
 
 // When the dense kernel queued behind the plan runs (plan == nullptr: always).

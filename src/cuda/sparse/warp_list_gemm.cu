@@ -397,7 +397,7 @@ cudaError_t launch(const esmm_gemm_problem_t &q, const esmm_masks_t &masks,
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
     warp_lists_gate launched = gate;
-    launched.settled = settled_launch(gate.settled, blocks, CTAS_PER_SM);
+    launched.settled = settled_launch(gate.settled, false, blocks, CTAS_PER_SM);
     return launch_chained(kernel, (unsigned)blocks, WARPS * 32, SMEM_BYTES<SPLIT>, stream, q,
                           masks, launched, k_per_split);
 }
