@@ -53,7 +53,9 @@ static const shape_t shapes[] = {
     /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
      * padded rows and misaligned bases: the warp lists (TN, and TT through
      * the copy of B) and the strip-warp form (NN, NT) on scalar copies, the
-     * first split along k (5 ranges: esmm_k_split). */
+     * first split along k (5 ranges: esmm_k_split). The second is not
+     * split: where the warp lists run on it, their lists of about 34 to 550
+     * entries (d = 0.125 to 0.5) take both stage depths (warp_list_gemm.cu). */
     {2053, 1031, 2051, 1, 1},
     {1400, 1400, 2200, 1, 1},
     /* Both sides past the copy rule's edge: with both operands along k (NT,
