@@ -55,16 +55,15 @@ template <int STAGE_K_, int STAGES_> struct stage_depth {
 using short_lists = stage_depth<8, 3>;
 using long_lists = stage_depth<16, 2>;
 constexpr int LONG_LIST = 128;
-constexpr int STAGED_ENTRIES = 32; // the larger of the two depths' STAGE_K * STAGES
-static_assert(short_lists::STAGE_K * short_lists::STAGES <= STAGED_ENTRIES &&
-                  long_lists::STAGE_K * long_lists::STAGES <= STAGED_ENTRIES,
-              "both depths fit the staged entries");
+constexpr int SHORT_ENTRIES = short_lists::STAGE_K * short_lists::STAGES;
+constexpr int LONG_ENTRIES = long_lists::STAGE_K * long_lists::STAGES;
+constexpr int STAGED_ENTRIES = SHORT_ENTRIES > LONG_ENTRIES ? SHORT_ENTRIES : LONG_ENTRIES;
 // A list takes one mask word per lane at a time, 32 lanes of 32 k.
 constexpr int LIST_CAPACITY = 32 * 32;
 
 template <bool SPLIT> struct __align__(16) warp_space {
     // per listed k: 32 of op(A)'s column, 32 of op(B)'s row
-    float entry[SPLIT ? short_lists::STAGE_K * short_lists::STAGES : STAGED_ENTRIES][64];
+    float entry[SPLIT ? SHORT_ENTRIES : STAGED_ENTRIES][64];
     int list[LIST_CAPACITY];
 };
 constexpr unsigned ENTRY_BYTES = 64 * sizeof(float);
@@ -236,6 +235,11 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
                 acc[i][j] = 0.0f;
             }
     };
+    // Closes every range that ends before listed entry e's k.
+    auto close_ranges_before = [&](int e) {
+        for (const unsigned k = space.list[e]; k >= next_range_k; next_range_k += range_k)
+            close_range();
+    };
     if (SPLIT) {
 #pragma unroll
         for (int v = 0; v < 32; ++v)
@@ -320,9 +324,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
                     // A range ends in this stage: close it (and any empty
                     // ones) before the first entry past it.
                     for (int e = 0; e < STAGE_K; ++e) {
-                        for (const unsigned k = space.list[s * STAGE_K + e]; k >= next_range_k;
-                             next_range_k += range_k)
-                            close_range();
+                        close_ranges_before(s * STAGE_K + e);
                         multiply_entry(stage[e], tr, tc, acc);
                     }
                 } else {
@@ -335,9 +337,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
                 const float(*stage)[64] = next_stage(s);
                 for (int e = 0; e < listed - s * STAGE_K; ++e) {
                     if (SPLIT)
-                        for (const unsigned k = space.list[s * STAGE_K + e]; k >= next_range_k;
-                             next_range_k += range_k)
-                            close_range();
+                        close_ranges_before(s * STAGE_K + e);
                     multiply_entry(stage[e], tr, tc, acc);
                 }
             }
