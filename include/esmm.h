@@ -211,7 +211,13 @@ typedef struct {
 
 /*
  * What the last esmm_sgemm / esmm_sgemm_patterns / esmm_sgemm_kernel call on
- * this handle did. The figures live on the device: this call waits for the
+ * this handle did, or the last CSR product (esmm_scsrmm, esmm_scsrmv,
+ * esmm_scsrmm_kernel) where one came after it: that reports its kernel and
+ * ESMM_PATH_SPARSE where it went through B's compressed nonzeros
+ * ("csr-sparse-b"), ESMM_PATH_DENSE for the other paths (ESMM_PATH_NONE
+ * with nothing to multiply), no densities (< 0) and ESMM_MASKS_NONE. A call
+ * refused for its arguments leaves the report as it was. The figures live
+ * on the device: this call waits for the
  * handle's stream, so keep it out of hot loops. extraction_ms is measured only
  * when esmm_set_timing(handle, 1) was called (it adds events to the stream).
  * The report outlives the call's workspace: the handle keeps a copy of the

@@ -1,6 +1,7 @@
 /* Offsets past 2^31 elements: products whose leading dimensions make A, B or
  * C span more than 2^31 floats, though they touch few of them, on the CPU
- * backend (when the host lends the address space) or the GPU.
+ * backend (when the host lends the address space) or the GPU; and on the GPU
+ * a CSR W of INT32_MAX entries.
  *   test_64bit cpu|cuda   (cuda exits 77, skipped, without a GPU) */
 #include <stdint.h>
 #include <stdlib.h>
@@ -153,6 +154,118 @@ static void check_csrmm(esmm_handle_t h, int cuda)
     }
 }
 
+/* A W whose last row ends at nnz = INT32_MAX (2^15 rows of 2^16 entries,
+ * the last one short; column e % MAX_NNZ_COLS for entry e, one shared
+ * weight 1), through every CUDA path: entry indices near 2^31 must not wrap
+ * as a row's lanes step past its end. Sums of ones below 2^24 are exact.
+ * The CPU backend is not run here: W's column indices take 8.6 GB of host
+ * memory, which the GPU run uploads a chunk at a time. */
+enum { MAX_NNZ_ROWS = 1 << 15, MAX_NNZ_ROW = 1 << 16, MAX_NNZ_COLS = 1024, PANEL = 4 };
+
+/* How many entries of the rows from `first` on have column c: each whole
+ * run of MAX_NNZ_COLS entries has one. */
+static int64_t entries_in_column(int64_t first, int64_t end, int64_t c)
+{
+    const int64_t from = first + ((c - first % MAX_NNZ_COLS) % MAX_NNZ_COLS + MAX_NNZ_COLS) %
+                                     MAX_NNZ_COLS;
+    return from < end ? (end - 1 - from) / MAX_NNZ_COLS + 1 : 0;
+}
+
+static void check_max_nnz(esmm_handle_t h)
+{
+    const int64_t nnz = INT32_MAX, last = (int64_t)(MAX_NNZ_ROWS - 1) * MAX_NNZ_ROW;
+    size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess ||
+        free_bytes < (size_t)nnz * sizeof(int32_t) + ((size_t)1 << 30)) {
+        cudaGetLastError();
+        check_skip("nnz = INT32_MAX: the GPU lacks 9.6 GB free");
+        return;
+    }
+    static int32_t row_ptr[MAX_NNZ_ROWS + 1];
+    for (int i = 0; i < MAX_NNZ_ROWS; i++)
+        row_ptr[i] = (int32_t)((int64_t)i * MAX_NNZ_ROW);
+    row_ptr[MAX_NNZ_ROWS] = (int32_t)nnz;
+    /* Every chunk holds the same columns, as it is a whole number of runs. */
+    const int64_t chunk = (int64_t)1 << 26;
+    int32_t *columns = malloc((size_t)chunk * sizeof(int32_t));
+    CHECK(columns != NULL, "host chunk of column indices");
+    if (columns == NULL)
+        return;
+    for (int64_t e = 0; e < chunk; e++)
+        columns[e] = (int32_t)(e % MAX_NNZ_COLS);
+    int32_t *dptr = device_alloc(sizeof row_ptr);
+    int32_t *didx = device_alloc((size_t)nnz * sizeof(int32_t));
+    device_upload(dptr, row_ptr, sizeof row_ptr);
+    for (int64_t at = 0; at < nnz; at += chunk)
+        device_upload(didx + at, columns, (size_t)(nnz - at < chunk ? nnz - at : chunk) *
+                                              sizeof(int32_t));
+    free(columns);
+
+    esmm_csr_t w = NULL;
+    CHECK(esmm_csr_create(h, MAX_NNZ_ROWS, MAX_NNZ_COLS, nnz, dptr, didx, NULL, 1.0f, &w) ==
+              ESMM_STATUS_SUCCESS,
+          "esmm_csr_create with nnz = INT32_MAX");
+    const float one = 1.0f, zero = 0.0f;
+    /* N: x (and B's first row) one at column 0, so every row sums its 64
+     * entries there (the last row's 65535 entries hold 64 too). */
+    static float x_n[MAX_NNZ_COLS], b_n[MAX_NNZ_COLS][PANEL];
+    x_n[0] = 1.0f;
+    for (int j = 0; j < PANEL; j++)
+        b_n[0][j] = (float)(j + 1);
+    /* T: x (and B) one in the last row only, so the other rows are skipped
+     * and the short last row is scattered. */
+    static float x_t[MAX_NNZ_ROWS], b_t[MAX_NNZ_ROWS][PANEL];
+    x_t[MAX_NNZ_ROWS - 1] = 1.0f;
+    for (int j = 0; j < PANEL; j++)
+        b_t[MAX_NNZ_ROWS - 1][j] = 1.0f;
+    float *dx = device_alloc(sizeof b_t), *dy = device_alloc(sizeof b_t);
+    static float y[MAX_NNZ_ROWS * PANEL];
+    static const struct {
+        esmm_operation_t op;
+        int64_t n;
+        const char *kernel; /* NULL: esmm_scsrmv or esmm_scsrmm */
+    } runs[] = {{ESMM_OP_N, 1, NULL},          {ESMM_OP_T, 1, NULL},
+                {ESMM_OP_N, PANEL, "csr-dense-b"}, {ESMM_OP_N, PANEL, "csr-sparse-b"},
+                {ESMM_OP_T, PANEL, NULL}};
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0] && w != NULL; r++) {
+        const int t = runs[r].op == ESMM_OP_T;
+        const int64_t n = runs[r].n, rows_out = t ? MAX_NNZ_COLS : MAX_NNZ_ROWS;
+        if (n == 1)
+            device_upload(dx, t ? (const void *)x_t : (const void *)x_n,
+                          t ? sizeof x_t : sizeof x_n);
+        else
+            device_upload(dx, t ? (const void *)b_t : (const void *)b_n,
+                          t ? sizeof b_t : sizeof b_n);
+        cuda_must(cudaMemset(dy, 0xff, (size_t)rows_out * n * sizeof(float)), "poisoning C");
+        esmm_status_t st;
+        if (n == 1)
+            st = esmm_scsrmv(h, runs[r].op, w, &one, dx, &zero, dy);
+        else if (runs[r].kernel != NULL)
+            st = esmm_scsrmm_kernel(h, runs[r].kernel, runs[r].op, w, n, &one, dx, n, &zero, dy,
+                                    n);
+        else
+            st = esmm_scsrmm(h, runs[r].op, w, n, &one, dx, n, &zero, dy, n);
+        cuda_must(cudaDeviceSynchronize(), "the product with nnz = INT32_MAX");
+        CHECK(st == ESMM_STATUS_SUCCESS, "nnz = INT32_MAX, run %zu: %s", r,
+              esmm_status_string(st));
+        device_download(y, dy, (size_t)rows_out * n * sizeof(float));
+        int64_t wrong = 0, first_wrong = -1;
+        for (int64_t i = 0; i < rows_out; i++)
+            for (int64_t j = 0; j < n; j++) {
+                const double want =
+                    t ? (double)entries_in_column(last, nnz, i)
+                      : (double)entries_in_column(row_ptr[i], row_ptr[i + 1], 0) * (double)(j + 1);
+                if ((double)y[i * n + j] != want && wrong++ == 0)
+                    first_wrong = i * n + j;
+            }
+        CHECK(wrong == 0, "nnz = INT32_MAX, op %s, n = %lld, %s: %lld wrong values, first at %lld",
+              t ? "T" : "N", (long long)n, runs[r].kernel ? runs[r].kernel : "default",
+              (long long)wrong, (long long)first_wrong);
+    }
+    esmm_csr_destroy(w);
+    device_free(dx), device_free(dy), device_free(dptr), device_free(didx);
+}
+
 int main(int argc, char **argv)
 {
     const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
@@ -173,6 +286,10 @@ int main(int argc, char **argv)
         CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
         check_sgemm(h, cuda);
         check_csrmm(h, cuda);
+        if (cuda)
+            check_max_nnz(h);
+        else
+            check_skip("nnz = INT32_MAX on the CPU backend (8.6 GB of host memory)");
     }
     esmm_destroy(h);
     return check_finish();

@@ -571,6 +571,42 @@ static void test_transpose(void)
     }
 }
 
+/* esmm_get_last_info after CSR products (esmm.h): the kernel and the path,
+ * no densities, no masks; a refused call leaves the report as it was. */
+static void test_last_info(void)
+{
+    const int32_t row_ptr[] = {0, 1, 2}, col_idx[] = {1, 0};
+    const float values[] = {2.0f, 3.0f}, x[] = {1.0f, 1.0f}, a[] = {1.0f, 0.0f, 0.0f, 1.0f};
+    const float one = 1.0f, zero = 0.0f;
+    float y[4];
+    esmm_csr_t w = NULL;
+    CHECK(esmm_csr_create(handle, 2, 2, 2, row_ptr, col_idx, values, 0.0f, &w) ==
+              ESMM_STATUS_SUCCESS, "esmm_csr_create 2x2");
+    esmm_info_t gemm, info;
+    CHECK(esmm_sgemm(handle, ESMM_OP_N, ESMM_OP_N, 2, 2, 2, &one, a, 2, a, 2, &zero, y, 2) ==
+                  ESMM_STATUS_SUCCESS &&
+              esmm_get_last_info(handle, &gemm) == ESMM_STATUS_SUCCESS,
+          "esmm_sgemm and its report");
+    CHECK(esmm_scsrmv(handle, ESMM_OP_N, w, NULL, x, &zero, y) == ESMM_STATUS_INVALID_VALUE &&
+              esmm_get_last_info(handle, &info) == ESMM_STATUS_SUCCESS &&
+              info.path == gemm.path && info.kernel != NULL && gemm.kernel != NULL &&
+              strcmp(info.kernel, gemm.kernel) == 0 && info.density_a == gemm.density_a,
+          "a refused CSR call leaves the sgemm's report");
+    CHECK(esmm_scsrmv(handle, ESMM_OP_N, w, &one, x, &zero, y) == ESMM_STATUS_SUCCESS &&
+              esmm_get_last_info(handle, &info) == ESMM_STATUS_SUCCESS &&
+              info.path == ESMM_PATH_DENSE && info.kernel != NULL &&
+              strcmp(info.kernel, "cpu") == 0 && info.density_a < 0.0 && info.density_b < 0.0 &&
+              info.masks == ESMM_MASKS_NONE,
+          "esmm_scsrmv's report: path %d, kernel %s, densities %g / %g, masks %d",
+          (int)info.path, info.kernel ? info.kernel : "(null)", info.density_a, info.density_b,
+          (int)info.masks);
+    CHECK(esmm_scsrmm(handle, ESMM_OP_N, w, 2, &zero, a, 2, &zero, y, 2) == ESMM_STATUS_SUCCESS &&
+              esmm_get_last_info(handle, &info) == ESMM_STATUS_SUCCESS &&
+              info.path == ESMM_PATH_NONE,
+          "esmm_scsrmm with alpha = 0 reports nothing multiplied (path %d)", (int)info.path);
+    esmm_csr_destroy(w);
+}
+
 int main(void)
 {
     const esmm_status_t st = esmm_create(&handle, ESMM_BACKEND_CPU);
@@ -583,6 +619,7 @@ int main(void)
     test_argument_errors();
     test_validate();
     test_transpose();
+    test_last_info();
     esmm_destroy(handle);
     return check_finish();
 }

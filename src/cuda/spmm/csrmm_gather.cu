@@ -72,16 +72,19 @@ __global__ void __launch_bounds__(GATHER_WARPS * 32)
     for (int t = 0; t < CPL; t++)
         acc[t] = 0.0f;
 
-    const int begin = w.row_ptr[row], end = w.row_ptr[row + 1];
-    const int longest = ROWS > 1 ? __reduce_max_sync(0xffffffffu, end - begin) : end - begin;
-    for (int base = begin; base < begin + longest; base += GROUP) {
-        const int e = base + slot;
+    // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
+    // step past its end, below 2^32, must not wrap to a negative index.
+    const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+    const int length = (int)(end - begin);
+    const int longest = ROWS > 1 ? __reduce_max_sync(0xffffffffu, length) : length;
+    for (unsigned base = begin; base < begin + longest; base += GROUP) {
+        const unsigned e = base + slot;
         entry_batch batch{b, 0.0f};
         if (e < end) {
             batch.row = b + w.col_idx[e] * ldb;
             batch.w = w.values != nullptr ? w.values[e] : w.value;
         }
-        const int size = min(GROUP, end - base);
+        const int size = min(GROUP, (int)(end - base)); // <= 0 past a shorter row
         const int steps = ROWS > 1 ? __reduce_max_sync(0xffffffffu, max(size, 0)) : size;
         int t = 0;
         constexpr int U = ROWS > 1 ? NARROW_UNROLL : WIDE_UNROLL;

@@ -28,16 +28,18 @@ __global__ void __launch_bounds__(SCATTER_WARPS * 32)
         any |= bv[t] != 0.0f;
     const bool panel_zero = !__any_sync(0xffffffffu, any);
 
-    const int begin = w.row_ptr[row], end = w.row_ptr[row + 1];
-    for (int base = begin; base < end; base += 32) {
-        const int e = base + lane;
+    // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
+    // step past its end, below 2^32, must not wrap to a negative index.
+    const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+    for (unsigned base = begin; base < end; base += 32) {
+        const unsigned e = base + lane;
         const bool have = e < end;
         const float my_w = have ? (w.values != nullptr ? w.values[e] : w.value) : 0.0f;
         const bool all_finite = __all_sync(0xffffffffu, isfinite(my_w));
         if (panel_zero && all_finite)
             continue; // every product of these entries is a zero
         const int my_j = have ? w.col_idx[e] : 0;
-        const int batch = min(32, end - base);
+        const int batch = min(32, (int)(end - base));
         for (int t = 0; t < batch; t++) {
             const int64_t j = __shfl_sync(0xffffffffu, my_j, t);
             const float weight = __shfl_sync(0xffffffffu, my_w, t);

@@ -156,10 +156,13 @@ __global__ void __launch_bounds__(SPARSE_WARPS * 32, SPARSE_MIN_CTAS)
         sums[slot * V + t] = 0.0f;
     __syncwarp();
 
-    const int begin = w.row_ptr[row], end = w.row_ptr[row + 1];
-    const int longest = ROWS > 1 ? __reduce_max_sync(FULL, end - begin) : end - begin;
-    for (int base = 0; base < longest; base += G) {
-        const int e = begin + base + slot;
+    // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
+    // step past its end, below 2^32, must not wrap to a negative index.
+    const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+    const int length = (int)(end - begin);
+    const int longest = ROWS > 1 ? __reduce_max_sync(FULL, length) : length;
+    for (unsigned base = 0; base < (unsigned)longest; base += G) {
+        const unsigned e = begin + base + slot;
         staged_entry mine = make_int4(0, 0, 0, 0);
         if (e < end) {
             const int j = w.col_idx[e];
@@ -170,7 +173,7 @@ __global__ void __launch_bounds__(SPARSE_WARPS * 32, SPARSE_MIN_CTAS)
         }
         staged[slot] = mine;
         __syncwarp();
-        const int steps = min(G, longest - base);
+        const int steps = min(G, longest - (int)base);
         int u = 0;
         if (__all_sync(FULL, mine.y == CSR_DENSE_ROW || e >= end)) {
             float acc[V];

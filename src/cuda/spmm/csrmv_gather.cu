@@ -17,15 +17,17 @@ __global__ void __launch_bounds__(MV_THREADS)
     const int64_t row = ((int64_t)blockIdx.x * MV_THREADS + threadIdx.x) / LANES;
     float sum = 0.0f;
     if (row < w.rows) {
-        const int begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+        // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
+        // step past its end, below 2^32, must not wrap to a negative index.
+        const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
         // Several entries per lane at once: each is two dependent loads (its
         // column, then x there), so independent ones hide the latency.
-        for (int e0 = begin + lane; e0 < end; e0 += MV_UNROLL * LANES) {
+        for (unsigned e0 = begin + lane; e0 < end; e0 += MV_UNROLL * LANES) {
             int column[MV_UNROLL];
             float weight[MV_UNROLL], xv[MV_UNROLL];
 #pragma unroll
             for (int u = 0; u < MV_UNROLL; u++) {
-                const int e = e0 + u * LANES;
+                const unsigned e = e0 + u * LANES;
                 column[u] = e < end ? w.col_idx[e] : -1;
                 weight[u] = e < end ? (w.values != nullptr ? w.values[e] : w.value) : 0.0f;
             }
