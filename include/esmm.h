@@ -81,7 +81,9 @@ esmm_status_t esmm_get_backend(esmm_handle_t handle, esmm_backend_t *backend);
 esmm_status_t esmm_set_stream(esmm_handle_t handle, void *stream);
 esmm_status_t esmm_get_stream(esmm_handle_t handle, void **stream);
 
-/* C = alpha * op(A) * op(B) + beta * C. A matrix whose rows times leading
+/* C = alpha * op(A) * op(B) + beta * C. C must not overlap A or B (as in
+ * BLAS, the result is then undefined), here and in the CSR products (B, x
+ * and W's arrays against C and y). A matrix whose rows times leading
  * dimension exceeds INT64_MAX / 64 (2^57 - 1) elements gives
  * ESMM_STATUS_INVALID_VALUE, as does any other size, here and in the other
  * calls, whose byte offsets could overflow. On the GPU, a C that needs more
