@@ -6,7 +6,8 @@ from typing import Optional
 import numpy as np
 
 from . import _lib
-from ._arrays import _is_torch, describe, empty_like, on_device, same_place, zero_fraction
+from ._arrays import (_is_torch, apart, describe, empty_like, on_device, same_place,
+                      zero_fraction)
 
 _PATHS = {0: "none", 1: "dense", 2: "sparse"}
 # esmm_masks_source_t: whether the product used masks, or why not.
@@ -30,7 +31,7 @@ def _output(out, like, rows, cols, beta):
         if beta != 0.0:
             raise ValueError("beta != 0 scales what out holds: pass out=")
         out = empty_like(like, rows, cols)
-    return out, describe(out, "out")
+    return out, describe(out, "out", written=True)
 
 
 def _product_shape(A, B, transpose_a, transpose_b):
@@ -52,12 +53,14 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, transpose_a=False, transpose_
     framework's own operations do. Returns out (a new array of a's kind when
     out is None). Nothing is copied; an array that would need a copy raises
     ValueError, a wrong dtype TypeError. pattern_b: a Pattern of op(b) from
-    esmm.pattern_b, reused instead of extracting b's again."""
+    esmm.pattern_b, reused instead of extracting b's again. out must not
+    overlap a or b or be read-only (ValueError)."""
     A, B = describe(a, "a"), describe(b, "b")
     m, n, k = _product_shape(A, B, transpose_a, transpose_b)
     out, C = _output(out, A, m, n, beta)
     if (C.rows, C.cols) != (m, n):
         raise ValueError(f"out is {C.rows} x {C.cols}; the product is {m} x {n}")
+    apart("out", C, [("a", A), ("b", B)])
     same_place([("a", A), ("b", B), ("out", C)])
     with on_device(A) as stream:
         h = _handle_for(A, stream)
@@ -169,6 +172,8 @@ def _csr_arrays(w):
 
         if w.layout != torch.sparse_csr:
             raise TypeError(f"w: layout {w.layout}; esmm.csrmm takes torch.sparse_csr")
+        if w.dim() != 2:
+            raise ValueError(f"w: esmm takes a 2-D CSR matrix, got {w.dim()}-D")
         values = w.values()
         if values.dtype != torch.float32:
             raise TypeError(f"w: dtype {values.dtype}; esmm takes torch.float32 weights")
@@ -187,14 +192,31 @@ def _csr_arrays(w):
                         "(CPU) or a torch.sparse_csr tensor")
     if w.dtype != np.float32:
         raise TypeError(f"w: dtype {w.dtype}; esmm takes float32 weights (w.astype(np.float32))")
+    if len(w.shape) != 2:
+        raise ValueError(f"w: esmm takes a 2-D CSR matrix, got {len(w.shape)}-D")
     if w.nnz > np.iinfo(np.int32).max:
         raise ValueError("w: more than 2^31 - 1 stored entries")
+    _check_csr(w)
     row_ptr = np.ascontiguousarray(w.indptr, dtype=np.int32)
     col_idx = np.ascontiguousarray(w.indices, dtype=np.int32)
     values = np.ascontiguousarray(w.data)
     keep = (row_ptr, col_idx, values)
     return (*w.shape, w.nnz, row_ptr.ctypes.data, col_idx.ctypes.data, values.ctypes.data, None,
             keep)
+
+
+def _check_csr(w):
+    """SciPy does not check a CSR's indices when it makes one: arrays that
+    point outside w (or past int32, which libesmm's indices are) raise here,
+    before they are narrowed and read."""
+    rows, cols = w.shape
+    indptr, indices = w.indptr, w.indices
+    if len(indptr) != rows + 1 or indptr[0] != 0 or indptr[-1] != w.nnz or np.any(
+            np.diff(indptr) < 0):
+        raise ValueError("w: invalid CSR: row pointers must run from 0 up to nnz, never down "
+                         "(w.check_format(full_check=True) says more)")
+    if w.nnz and (indices[:w.nnz].min() < 0 or indices[:w.nnz].max() >= cols):
+        raise ValueError(f"w: invalid CSR: column indices must lie in [0, {cols})")
 
 
 def _as_column(x, name):
@@ -212,7 +234,10 @@ def csrmm(w, b, *, out=None, alpha=1.0, beta=0.0, transpose_w=False):
 
     Gathers give the same bits on every run; op(w) = w.T (transpose_w) on
     the GPU scatters with atomics, in an order that may vary from run to
-    run."""
+    run. A SciPy w's indices are checked (ValueError where they point
+    outside w); a torch w is taken as valid CSR, which torch checks where
+    it is made with check_invariants=True. out must not overlap b or be
+    read-only (ValueError)."""
     rows, cols, nnz, row_ptr, col_idx, values, w_device, keep = _csr_arrays(w)
     m, k = (cols, rows) if transpose_w else (rows, cols)
     vector = getattr(b, "ndim", 2) == 1
@@ -224,7 +249,7 @@ def csrmm(w, b, *, out=None, alpha=1.0, beta=0.0, transpose_w=False):
             out = empty_like(B, m, 1).reshape(-1)
         if getattr(out, "ndim", None) != 1:
             raise ValueError("out: a 1-D b gives a 1-D out")
-        C = describe(_as_column(out, "out"), "out")
+        C = describe(_as_column(out, "out"), "out", written=True)
     else:
         B = describe(b, "b")
         out, C = _output(out, B, m, B.cols, beta)
@@ -233,6 +258,7 @@ def csrmm(w, b, *, out=None, alpha=1.0, beta=0.0, transpose_w=False):
     if (C.rows, C.cols) != (m, B.cols):
         raise ValueError(f"out is {C.rows} x {C.cols}; the product is {m} x {B.cols}")
     same_place([("b", B), ("out", C)])
+    apart("out", C, [("b", B)])
     if w_device != B.device:
         raise ValueError(f"w is on {'the host' if w_device is None else f'CUDA device {w_device}'}"
                          f" but b is on {'the host' if B.device is None else f'CUDA device {B.device}'}")

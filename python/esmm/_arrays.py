@@ -56,12 +56,19 @@ def _check_rank(name, shape):
         raise ValueError(f"{name}: esmm takes 2-D matrices, got {len(shape)}-D")
 
 
-def describe(x, name):
-    """A Matrix for x, or TypeError/ValueError naming what is wrong with it."""
+def _read_only(name):
+    return ValueError(f"{name}: a read-only array; esmm writes the product there")
+
+
+def describe(x, name, written=False):
+    """A Matrix for x, or TypeError/ValueError naming what is wrong with it;
+    `written`: esmm writes to x, so it must not be read-only."""
     if isinstance(x, np.ndarray):
         if x.dtype != np.float32:
             raise TypeError(f"{name}: dtype {x.dtype}; esmm takes float32")
         _check_rank(name, x.shape)
+        if written and not x.flags.writeable:
+            raise _read_only(name)
         if any(s % 4 for s in x.strides):
             raise ValueError(f"{name}: strides {x.strides} bytes are not whole floats")
         ld = _row_stride(name, *x.shape, tuple(s // 4 for s in x.strides))
@@ -90,6 +97,8 @@ def describe(x, name):
         if strides is not None and any(s % 4 for s in strides):
             raise ValueError(f"{name}: strides {strides} bytes are not whole floats")
         ld = _row_stride(name, *shape, elements)
+        if written and interface["data"][1]:
+            raise _read_only(name)
         kind = "cupy" if _is_cupy(x) else "cuda"
         device = x.device.id if kind == "cupy" else 0
         return Matrix(interface["data"][0], *shape, ld, kind, device, x)
@@ -103,6 +112,26 @@ def same_place(named):
     for name, m in named[1:]:
         if m.device != first.device:
             raise ValueError(f"{name} is on {_where(m)} but {first_name} is on {_where(first)}")
+
+
+def _extent(m):
+    """The bytes [first, last) that m's elements span; None when empty."""
+    if m.rows == 0 or m.cols == 0:
+        return None
+    return m.ptr, m.ptr + ((m.rows - 1) * m.ld + m.cols) * 4
+
+
+def apart(out_name, out, named):
+    """Checks that out's span meets none of the (name, Matrix) pairs' spans:
+    esmm reads them while it writes out (the result would be undefined, as
+    in BLAS)."""
+    written = _extent(out)
+    for name, m in named:
+        read = _extent(m)
+        if (written is not None and read is not None and m.device == out.device
+                and written[0] < read[1] and read[0] < written[1]):
+            raise ValueError(f"{out_name} overlaps {name} in memory: esmm reads {name} while "
+                             f"it writes {out_name}; pass an {out_name} of its own")
 
 
 def _where(m):

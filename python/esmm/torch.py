@@ -38,7 +38,10 @@ def _(x, weight, bias, pattern_key):
 class Linear(torch.nn.Linear):
     """torch.nn.Linear whose forward runs esmm (forward only). The weight's
     zero pattern is extracted on the first forward and again only after the
-    weight changes (its version counter moves) or moves device."""
+    weight changes (its version counter moves) or moves device. A change
+    made through weight.data moves no counter of the weight's: call
+    refresh_pattern() after one, or the stale pattern skips products that
+    are no longer zero."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -64,6 +67,12 @@ class Linear(torch.nn.Linear):
             _patterns[key] = _api.pattern_b(w.detach(), transpose_b=True)
             self._pattern_state = (state, key)
         return self._pattern_state[1]
+
+    def refresh_pattern(self):
+        """Extracts the weight's pattern again at the next forward."""
+        if self._pattern_state is not None:
+            _patterns.pop(self._pattern_state[1], None)
+        self._pattern_state = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         key = 0 if torch.compiler.is_compiling() else self._pattern_key()

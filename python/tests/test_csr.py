@@ -59,3 +59,43 @@ def test_bad_inputs_are_named(rng):
         esmm.csrmm(w, np.ones((4, 2), np.float32))
     with pytest.raises(ValueError, match="contiguous"):
         esmm.csrmm(w, np.ones(10, np.float32)[::2])
+
+
+def test_invalid_csr_is_refused():
+    """SciPy does not check indices when it makes a CSR: esmm does, before
+    narrowing them to int32 and reading through them."""
+    b = np.arange(8, dtype=np.float32).reshape(4, 2)
+    for column in (-1, 4, 2**32 + 1):
+        w = scipy_sparse.csr_matrix((np.array([5], np.float32), np.array([column]),
+                                     np.array([0, 1])), shape=(1, 4))
+        with pytest.raises(ValueError, match="column indices"):
+            esmm.csrmm(w, b)
+        with pytest.raises(ValueError, match="column indices"):
+            esmm.csrmm(w, b[:1], transpose_w=True)
+    w = scipy_sparse.csr_matrix((np.array([5, 6], np.float32), np.array([0, 1]),
+                                 np.array([0, 2, 1])), shape=(2, 4))
+    with pytest.raises(ValueError, match="row pointers"):
+        esmm.csrmm(w, b)
+    if hasattr(scipy_sparse, "csr_array"):
+        try:
+            vector = scipy_sparse.csr_array(np.array([1, 0, 2], np.float32))
+        except ValueError:  # SciPy releases without 1-D sparse arrays
+            vector = None
+        if vector is not None and len(vector.shape) == 1:
+            with pytest.raises(ValueError, match="2-D"):
+                esmm.csrmm(vector, np.ones((3, 2), np.float32))
+
+
+def test_out_must_be_writable_and_apart(rng):
+    w = scipy_sparse.csr_matrix(np.array([[0, 1], [1, 0]], np.float32))
+    x = np.array([1, 2], np.float32)
+    with pytest.raises(ValueError, match="overlaps b"):
+        esmm.csrmm(w, x, out=x)
+    b = np.array([[1, 1], [2, 2]], np.float32)
+    with pytest.raises(ValueError, match="overlaps b"):
+        esmm.csrmm(w, b, out=b, transpose_w=True)
+    y = np.zeros(2, np.float32)
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        esmm.csrmm(w, x, out=y)
+    assert not y.any()

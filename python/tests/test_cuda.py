@@ -94,6 +94,20 @@ def test_linear_sees_weight_updates(rng):
         assert torch.equal(layer(x), layer.bias.expand(4, 8))
 
 
+def test_linear_refresh_after_a_change_through_data(rng):
+    layer = esmm.torch.Linear(64, 8).cuda()
+    x = torch.randn(4, 64, device="cuda")
+    with torch.no_grad():
+        layer.weight[:, 32:] = 0  # a pattern with zero k blocks
+        layer(x)
+        version = layer.weight._version
+        layer.weight.data.copy_(torch.randn(8, 64, device="cuda"))  # moves no counter
+        assert layer.weight._version == version
+        layer.refresh_pattern()
+        want = torch.nn.functional.linear(x, layer.weight, layer.bias)
+        assert torch.allclose(layer(x), want, rtol=1e-5, atol=1e-5)
+
+
 def test_linear_inside_torch_compile(rng):
     layer = esmm.torch.Linear(64, 32).cuda()
     model = torch.nn.Sequential(torch.nn.ReLU(), layer)

@@ -102,6 +102,22 @@ def test_shape_and_out_errors():
         esmm.matmul(a, np.ones((4, 2), np.float32), beta=1.0)
 
 
+def test_out_must_be_writable_and_apart():
+    a, b = np.ones((4, 4), np.float32), np.ones((4, 4), np.float32)
+    for shared in ("a", "b"):
+        with pytest.raises(ValueError, match=f"overlaps {shared}"):
+            esmm.matmul(a, b, out=a if shared == "a" else b)
+    big = np.zeros((8, 4), np.float32)
+    with pytest.raises(ValueError, match="overlaps a"):
+        esmm.matmul(big[2:6], b, out=big[4:8])  # rows 4-5 are both
+    esmm.matmul(big[:4], b, out=big[4:])  # apart: fine
+    out = np.zeros((4, 4), np.float32)
+    out.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        esmm.matmul(a, b, out=out)
+    assert not out.any()
+
+
 def test_library_errors_carry_the_status(rng):
     pattern = esmm.pattern_b(np.ones((8, 8), np.float32))
     with pytest.raises(esmm.EsmmError) as caught:
