@@ -211,10 +211,10 @@ def _check_csr(w):
     before they are narrowed and read."""
     rows, cols = w.shape
     indptr, indices = w.indptr, w.indices
-    if len(indptr) != rows + 1 or indptr[0] != 0 or indptr[-1] != w.nnz or np.any(
-            np.diff(indptr) < 0):
-        raise ValueError("w: invalid CSR: row pointers must run from 0 up to nnz, never down "
-                         "(w.check_format(full_check=True) says more)")
+    if (len(indptr) != rows + 1 or indptr[0] != 0
+            or indptr[-1] > min(len(indices), len(w.data)) or np.any(np.diff(indptr) < 0)):
+        raise ValueError("w: invalid CSR: row pointers must run from 0 up to at most the "
+                         "stored entries, never down (w.check_format(full_check=True) says more)")
     if w.nnz and (indices[:w.nnz].min() < 0 or indices[:w.nnz].max() >= cols):
         raise ValueError(f"w: invalid CSR: column indices must lie in [0, {cols})")
 

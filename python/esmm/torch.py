@@ -61,8 +61,7 @@ class Linear(torch.nn.Linear):
         w = self.weight
         state = (w.data_ptr(), w.device, w._version)
         if self._pattern_state is None or self._pattern_state[0] != state:
-            if self._pattern_state is not None:
-                _patterns.pop(self._pattern_state[1], None)
+            self.refresh_pattern()
             key = id(self)
             _patterns[key] = _api.pattern_b(w.detach(), transpose_b=True)
             self._pattern_state = (state, key)
@@ -80,4 +79,4 @@ class Linear(torch.nn.Linear):
 
     def __del__(self):
         if getattr(self, "_pattern_state", None) is not None:
-            _patterns.pop(self._pattern_state[1], None)
+            self.refresh_pattern()

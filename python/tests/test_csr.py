@@ -76,6 +76,11 @@ def test_invalid_csr_is_refused():
                                  np.array([0, 2, 1])), shape=(2, 4))
     with pytest.raises(ValueError, match="row pointers"):
         esmm.csrmm(w, b)
+    w = scipy_sparse.csr_matrix((np.array([5], np.float32), np.array([0]), np.array([0, 1])),
+                                shape=(1, 4))
+    w.indptr = np.array([0, 3])  # past the one stored entry: read past the arrays
+    with pytest.raises(ValueError, match="row pointers"):
+        esmm.csrmm(w, b)
     if hasattr(scipy_sparse, "csr_array"):
         try:
             vector = scipy_sparse.csr_array(np.array([1, 0, 2], np.float32))

@@ -11,6 +11,18 @@ extern "C" {
 #include "csr_problem.h"
 }
 
+// Stored entries [begin, end) of row `row` of W. Unsigned: a row may end at
+// nnz = INT32_MAX, and a kernel's step past its end, below 2^32, must not
+// wrap to a negative index.
+struct csr_row_entries {
+    unsigned begin, end;
+};
+
+__device__ __forceinline__ csr_row_entries csr_row(const esmm_csr_view_t &w, int64_t row)
+{
+    return {(unsigned)w.row_ptr[row], (unsigned)w.row_ptr[row + 1]};
+}
+
 // A warp covers a panel of 32 * cols_per_lane columns of B and C: wide
 // enough that each lane loads one float4 at n >= 128, narrow enough that
 // small n does not leave lanes idle.

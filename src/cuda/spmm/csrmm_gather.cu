@@ -72,9 +72,7 @@ __global__ void __launch_bounds__(GATHER_WARPS * 32)
     for (int t = 0; t < CPL; t++)
         acc[t] = 0.0f;
 
-    // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
-    // step past its end, below 2^32, must not wrap to a negative index.
-    const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+    const auto [begin, end] = csr_row(w, row);
     const int length = (int)(end - begin);
     const int longest = ROWS > 1 ? __reduce_max_sync(0xffffffffu, length) : length;
     for (unsigned base = begin; base < begin + longest; base += GROUP) {

@@ -28,9 +28,7 @@ __global__ void __launch_bounds__(SCATTER_WARPS * 32)
         any |= bv[t] != 0.0f;
     const bool panel_zero = !__any_sync(0xffffffffu, any);
 
-    // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
-    // step past its end, below 2^32, must not wrap to a negative index.
-    const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+    const auto [begin, end] = csr_row(w, row);
     for (unsigned base = begin; base < end; base += 32) {
         const unsigned e = base + lane;
         const bool have = e < end;

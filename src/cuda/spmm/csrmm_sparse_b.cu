@@ -156,9 +156,7 @@ __global__ void __launch_bounds__(SPARSE_WARPS * 32, SPARSE_MIN_CTAS)
         sums[slot * V + t] = 0.0f;
     __syncwarp();
 
-    // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
-    // step past its end, below 2^32, must not wrap to a negative index.
-    const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+    const auto [begin, end] = csr_row(w, row);
     const int length = (int)(end - begin);
     const int longest = ROWS > 1 ? __reduce_max_sync(FULL, length) : length;
     for (unsigned base = 0; base < (unsigned)longest; base += G) {

@@ -17,9 +17,7 @@ __global__ void __launch_bounds__(MV_THREADS)
     const int64_t row = ((int64_t)blockIdx.x * MV_THREADS + threadIdx.x) / LANES;
     float sum = 0.0f;
     if (row < w.rows) {
-        // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
-        // step past its end, below 2^32, must not wrap to a negative index.
-        const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+        const auto [begin, end] = csr_row(w, row);
         // Several entries per lane at once: each is two dependent loads (its
         // column, then x there), so independent ones hide the latency.
         for (unsigned e0 = begin + lane; e0 < end; e0 += MV_UNROLL * LANES) {

@@ -20,9 +20,7 @@ __global__ void __launch_bounds__(MV_SCATTER_WARPS * 32)
     const float xv = x[row * incx];
     if (xv == 0.0f && w.values == nullptr && isfinite(w.value))
         return;
-    // Entry indices are unsigned: a row may end at nnz = INT32_MAX, and a
-    // step past its end, below 2^32, must not wrap to a negative index.
-    const unsigned begin = w.row_ptr[row], end = w.row_ptr[row + 1];
+    const auto [begin, end] = csr_row(w, row);
     for (unsigned e = begin + lane; e < end; e += 32) {
         const float weight = w.values != nullptr ? w.values[e] : w.value;
         if (xv != 0.0f || !isfinite(weight))
