@@ -138,9 +138,12 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * Operand patterns can be extracted once and reused while the operand does not
  * change (for example weights): the caller promises the data is unchanged.
  * A pattern may be used by any handle of the backend (and, on CUDA, the device)
- * that extracted it, with the operand, op and shape it was extracted from;
- * a different backend or device, operand, op or shape gives
- * ESMM_STATUS_INVALID_VALUE.
+ * that extracted it, with the operand, op and shape it was extracted from.
+ * What can be checked is: a different backend or device, operand slot (A or
+ * B), op or shape gives ESMM_STATUS_INVALID_VALUE. The data cannot be: a
+ * pattern used with other data (another matrix of the shape, another leading
+ * dimension, or values changed since, a value turned NaN or Inf included)
+ * gives an undefined result, though never an access out of bounds.
  * esmm_pattern_extract_* allocate (and on CUDA synchronise the device): keep
  * them out of hot loops.
  */
@@ -218,7 +221,8 @@ typedef struct {
  * ESMM_PATH_SPARSE where it went through B's compressed nonzeros
  * ("csr-sparse-b"), ESMM_PATH_DENSE for the other paths (ESMM_PATH_NONE
  * with nothing to multiply), no densities (< 0) and ESMM_MASKS_NONE. A call
- * refused for its arguments leaves the report as it was. The figures live
+ * refused (for its arguments, or a lent workspace too small) leaves the
+ * report as it was. The figures live
  * on the device: this call waits for the
  * handle's stream, so keep it out of hot loops. extraction_ms is measured only
  * when esmm_set_timing(handle, 1) was called (it adds events to the stream).
@@ -281,6 +285,8 @@ esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_
  * esmm_set_workspace returns ESMM_STATUS_INVALID_VALUE), and host memory on
  * the CPU backend, and must stay valid while work queued on it runs; a
  * product that needs more than was lent returns ESMM_STATUS_INVALID_VALUE.
+ * A lent workspace serves one call at a time: handles used concurrently each
+ * need their own.
  */
 size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k);
 esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t bytes);

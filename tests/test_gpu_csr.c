@@ -323,6 +323,22 @@ static void check_validate_apart(esmm_handle_t gpu)
     st = esmm_csr_validate(gpu, 2, 1, 2, d_row_ptr, d_col_idx);
     CHECK(st == ESMM_STATUS_INVALID_VALUE, "invalid CSR with a 16-byte workspace lent: %s",
           esmm_status_string(st));
+    /* The compressed-B path needs more than 16 bytes: refused, and the report
+     * of the planned product stays. */
+    esmm_csr_t w = NULL;
+    CHECK(esmm_csr_create(gpu, 2, 2, 2, d_row_ptr, d_col_idx, NULL, 1.0f, &w) ==
+              ESMM_STATUS_SUCCESS,
+          "esmm_csr_create 2x2");
+    st = esmm_scsrmm_kernel(gpu, "csr-sparse-b", ESMM_OP_N, w, 2, &one, b, size, &zero, c, size);
+    CHECK(st == ESMM_STATUS_INVALID_VALUE,
+          "compressed-B product with a 16-byte workspace lent: %s, expected INVALID_VALUE",
+          esmm_status_string(st));
+    CHECK(esmm_get_last_info(gpu, &after) == ESMM_STATUS_SUCCESS &&
+              after.work_fraction == before.work_fraction && after.density_a == before.density_a &&
+              after.path == before.path,
+          "a refused compressed-B product changed the report: path %d -> %d, work %g -> %g",
+          (int)before.path, (int)after.path, before.work_fraction, after.work_fraction);
+    esmm_csr_destroy(w);
     CHECK(esmm_set_workspace(gpu, NULL, 0) == ESMM_STATUS_SUCCESS &&
               esmm_set_min_planned_work(gpu, ESMM_DEFAULT_MIN_PLANNED_WORK) == ESMM_STATUS_SUCCESS,
           "return to the handle's own workspace and the default planning");

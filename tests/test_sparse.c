@@ -1670,6 +1670,14 @@ static int same_name(const char *a, const char *b)
     return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
 }
 
+/* Two reports of esmm_get_last_info describe the same call. */
+static int same_report(const esmm_info_t *a, const esmm_info_t *b)
+{
+    return a->path == b->path && a->masks == b->masks && same_name(a->kernel, b->kernel) &&
+           same_name(a->form, b->form) && a->density_a == b->density_a &&
+           a->density_b == b->density_b && a->work_fraction == b->work_fraction;
+}
+
 static void check_workspace(const target_t *t)
 {
     const int64_t m = 100, n = 70, k = 90;
@@ -1714,6 +1722,11 @@ static void check_workspace(const target_t *t)
           "esmm_set_workspace(%zu bytes)", short_bytes);
     const config_t cfg = {ESMM_OP_N, ESMM_OP_T, 1.0f, 0.0f, &layout_cases[0]};
     const staged_t s = stage_config(t, &buf, &o, &cfg, "lent workspace too short");
+    /* A refused call leaves the last call's report as it was. */
+    esmm_info_t reported, now;
+    memset(&reported, 0, sizeof reported);
+    CHECK(esmm_get_last_info(t->h, &reported) == ESMM_STATUS_SUCCESS,
+          "esmm_get_last_info before the refused calls");
     const path_t refused[] = {PATH_DEFAULT, PATH_SKIP_A, PATH_SKIP_B, PATH_SKIP_JOINT};
     for (size_t i = 0; i < COUNT_OF(refused); i++) {
         const esmm_status_t st = run_path(t, &buf, &s, refused[i], NULL, NULL, buf.path_c);
@@ -1721,6 +1734,13 @@ static void check_workspace(const target_t *t)
               s.label, path_label(t, refused[i]), esmm_status_string(st));
         CHECK(memcmp(buf.path_c, buf.host_c, (size_t)s.lc.len * sizeof(float)) == 0,
               "%s %s: refused, but C changed", s.label, path_label(t, refused[i]));
+        memset(&now, 0, sizeof now);
+        CHECK(esmm_get_last_info(t->h, &now) == ESMM_STATUS_SUCCESS && same_report(&now, &reported),
+              "%s %s: refused, but the report changed: path %d kernel %s, before path %d kernel "
+              "%s",
+              s.label, path_label(t, refused[i]), (int)now.path,
+              now.kernel ? now.kernel : "(NULL)", (int)reported.path,
+              reported.kernel ? reported.kernel : "(NULL)");
     }
 
     /* Back to the handle's own: it grows as needed. */
@@ -1766,11 +1786,7 @@ static void check_workspace(const target_t *t)
               "esmm_set_workspace after a planned call");
         memset(&after, 0, sizeof after);
         st = esmm_get_last_info(t->h, &after);
-        CHECK(st == ESMM_STATUS_SUCCESS && after.path == before.path &&
-                  after.masks == before.masks && same_name(after.kernel, before.kernel) &&
-                  same_name(after.form, before.form) && after.density_a == before.density_a &&
-                  after.density_b == before.density_b &&
-                  after.work_fraction == before.work_fraction,
+        CHECK(st == ESMM_STATUS_SUCCESS && same_report(&after, &before),
               "%s: esmm_get_last_info says path %d kernel %s masks %d densities %g / %g work "
               "%g, before it path %d kernel %s masks %d densities %g / %g work %g",
               lend ? "own workspace freed" : "lent workspace given back", (int)after.path,

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include <omp.h>
 
 #include "api/handle.h"
 #include "cpu/cpu_backend.h"
@@ -232,12 +233,11 @@ esmm_status_t esmm_scale_c(esmm_handle_t handle, int64_t m, int64_t n, float bet
     return ESMM_STATUS_SUCCESS;
 }
 
-/* A monotonic-enough host clock for the CPU backend's extraction timing. */
+/* The CPU backend's extraction timing: a monotonic clock, so a stepped wall
+ * clock never gives a negative ("not measured") time. */
 static double wall_ms(void)
 {
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+    return omp_get_wtime() * 1e3;
 }
 
 /* What a call asks for: the planner's choice, one dense kernel, or the
@@ -405,16 +405,18 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
                                  esmm_pattern_t pattern_b)
 {
     esmm_last_call_t *last = &handle->last;
-    *last = (esmm_last_call_t){.path = ESMM_PATH_NONE, .m = p->m, .n = p->n, .k = p->k};
-    if (p->m == 0 || p->n == 0)
+    const esmm_last_call_t fresh = {.path = ESMM_PATH_NONE, .m = p->m, .n = p->n, .k = p->k};
+    if (p->m == 0 || p->n == 0) {
+        *last = fresh;
         return ESMM_STATUS_SUCCESS;
-    if (p->k == 0 || p->alpha == 0.0f)
+    }
+    if (p->k == 0 || p->alpha == 0.0f) {
+        *last = fresh;
         return esmm_scale_c(handle, p->m, p->n, p->beta, p->c, p->ldc);
+    }
     const int cuda = handle->backend == ESMM_BACKEND_CUDA;
     /* The skipping kernel lists k as int. */
     const int maskable = !cuda || p->k <= INT32_MAX - 8;
-    if (request->kind == RUN_SKIP && !maskable)
-        return ESMM_STATUS_NOT_SUPPORTED;
     /* Small products: planning's launches cost more than skipping saves. Narrow
      * ones: the dense kernel reads the operands about once, as the extraction would
      * (to ESMM_NARROW_C_SIDE), or, up to ESMM_NARROW_PLANNED_C_SIDE, the launches
@@ -428,29 +430,37 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
         gated && (side <= ESMM_NARROW_C_SIDE ||
                   (side <= ESMM_NARROW_PLANNED_C_SIDE &&
                    work < ESMM_NARROW_WORK_FACTOR * (double)handle->min_planned_work));
-    if (request->kind == RUN_DENSE || !maskable || small || narrow) {
-        last->path = ESMM_PATH_DENSE;
-        last->masks = request->kind == RUN_DENSE ? ESMM_MASKS_NONE
-                      : !maskable                ? ESMM_MASKS_K_TOO_LONG
-                      : small                    ? ESMM_MASKS_SMALL
-                                                 : ESMM_MASKS_NARROW;
-        if (!cuda) {
-            last->kernel = cpu_kernel_names[0];
-            return esmm_cpu_sgemm(p);
-        }
-        const int index =
-            request->kind == RUN_DENSE ? request->dense_index : esmm_cuda_kernel_count() - 1;
-        last->kernel = esmm_cuda_kernel_name(index);
-        /* The top kernel may split k: its partial sums live in the workspace. */
-        const size_t partials = esmm_split_bytes(p->m, p->n, p->k);
-        const esmm_status_t st =
-            index == esmm_cuda_kernel_count() - 1 ? esmm_workspace_reserve(handle, partials)
-                                                  : ESMM_STATUS_SUCCESS;
-        if (st != ESMM_STATUS_SUCCESS)
-            return st;
-        return esmm_cuda_run_kernel(index, p, handle->workspace, handle->stream);
+    const int dense = request->kind == RUN_DENSE || !maskable || small || narrow;
+    const int dense_index =
+        cuda ? (request->kind == RUN_DENSE ? request->dense_index : esmm_cuda_kernel_count() - 1)
+             : 0;
+    /* The top kernel may split k: its partial sums live in the workspace. */
+    const size_t need =
+        !dense ? esmm_workspace_layout(p->m, p->n, p->k, p->op_a, p->op_b, cuda).total
+        : cuda && dense_index == esmm_cuda_kernel_count() - 1 ? esmm_split_bytes(p->m, p->n, p->k)
+                                                              : 0;
+    /* Refusals come before the report is touched, so it stays as it was. */
+    if (request->kind == RUN_SKIP && !maskable)
+        return ESMM_STATUS_NOT_SUPPORTED;
+    if (handle->workspace_lent && need > handle->workspace_bytes)
+        return ESMM_STATUS_INVALID_VALUE; /* the caller's workspace is too small */
+    *last = fresh;
+    if (!dense)
+        return run_masked(handle, p, request, pattern_a, pattern_b);
+    last->path = ESMM_PATH_DENSE;
+    last->masks = request->kind == RUN_DENSE ? ESMM_MASKS_NONE
+                  : !maskable                ? ESMM_MASKS_K_TOO_LONG
+                  : small                    ? ESMM_MASKS_SMALL
+                                             : ESMM_MASKS_NARROW;
+    if (!cuda) {
+        last->kernel = cpu_kernel_names[0];
+        return esmm_cpu_sgemm(p);
     }
-    return run_masked(handle, p, request, pattern_a, pattern_b);
+    last->kernel = esmm_cuda_kernel_name(dense_index);
+    const esmm_status_t st = esmm_workspace_reserve(handle, need);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    return esmm_cuda_run_kernel(dense_index, p, handle->workspace, handle->stream);
 }
 
 esmm_status_t esmm_sgemm(esmm_handle_t handle, esmm_operation_t op_a, esmm_operation_t op_b,

@@ -175,6 +175,18 @@ static esmm_status_t check_csrmm(esmm_handle_t handle, esmm_operation_t op, esmm
 static esmm_status_t run_csrmm(esmm_handle_t handle, esmm_csr_t W, const esmm_csrmm_problem_t *p,
                                esmm_csr_b_mode_t mode, const char *kernel)
 {
+    const int nothing_to_multiply =
+        p->m == 0 || p->n == 0 || p->k == 0 || p->w.nnz == 0 || p->alpha == 0.0f;
+    /* Only the CUDA compressed-B path uses the workspace: gathering products
+     * (op N, or T through the prepared transpose) of more than one column. A
+     * lent one too small refuses the call before the report is touched, so it
+     * stays as it was. */
+    const int compressed = handle->backend == ESMM_BACKEND_CUDA && mode == ESMM_CSR_B_SPARSE &&
+                           p->n > 1 && (p->op == ESMM_OP_N || W->has_transpose);
+    const size_t need =
+        !nothing_to_multiply && compressed ? esmm_cuda_csrmm_workspace(p->k, p->n) : 0;
+    if (handle->workspace_lent && need > handle->workspace_bytes)
+        return ESMM_STATUS_INVALID_VALUE;
     handle->last = (esmm_last_call_t){.path = ESMM_PATH_NONE, .m = p->m, .n = p->n, .k = p->k};
     if (p->m == 0 || p->n == 0)
         return ESMM_STATUS_SUCCESS;
@@ -191,13 +203,9 @@ static esmm_status_t run_csrmm(esmm_handle_t handle, esmm_csr_t W, const esmm_cs
         gather.w = W->transpose;
         return esmm_cpu_csrmm(&gather);
     }
-    /* Only the compressed-B path uses the workspace. */
-    if (mode == ESMM_CSR_B_SPARSE) {
-        const esmm_status_t st =
-            esmm_workspace_reserve(handle, esmm_cuda_csrmm_workspace(p->k, p->n));
-        if (st != ESMM_STATUS_SUCCESS)
-            return st;
-    }
+    const esmm_status_t st = esmm_workspace_reserve(handle, need);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
     const esmm_csr_view_t *transposed =
         p->op == ESMM_OP_T && W->has_transpose ? &W->transpose : NULL;
     return esmm_cuda_csrmm(p, transposed, mode, handle->workspace, handle->stream);
