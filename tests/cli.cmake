@@ -183,6 +183,8 @@ esmm_cli_test(cli_bench_too_large 3 STDERR "needs [0-9.]+ GiB of [a-z]+ memory" 
 esmm_cli_test(cli_bench_unaddressable 3 STDERR "too large" ARGS bench --size 4000000000000000000)
 esmm_cli_test(cli_bench_json_unwritable 3 STDERR "cannot create"
               ARGS bench --size 8 --runs 1 --json /nonexistent-dir/out.json)
+esmm_cli_test(cli_bench_cached_b_without_esmm 2 STDERR "leaves esmm out"
+              ARGS bench --size 8 --kernel cpu --cached-b --backend cpu)
 esmm_cli_test(cli_bench_sweep_unknown 2 STDERR "expected targets or density" ARGS bench --sweep fast)
 esmm_cli_test(cli_bench_sweep_with_generator 2 STDERR "cannot be used with it"
               ARGS bench --sweep targets --density-a 0.5)
@@ -191,6 +193,8 @@ esmm_cli_test(cli_analyze_three_files 2 STDERR "at most two files"
               ARGS analyze cli_fixtures/a.npy cli_fixtures/b.npy cli_fixtures/b.npy)
 esmm_cli_test(cli_analyze_disagree 2 STDERR "sizes disagree"
               ARGS analyze cli_fixtures/a.npy cli_fixtures/a.npy --backend cpu)
+esmm_cli_test(cli_analyze_no_memory 3 STDERR "host memory"
+              ARGS analyze cli_fixtures/a.npy --n 4000000000 --backend cpu)
 esmm_cli_test(cli_analyze_missing_file 3 STDERR "cannot open" ARGS analyze no-such-file.npy)
 esmm_cli_test(cli_analyze_not_npy 3 STDERR "not a .npy file"
               ARGS analyze ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
+#include "bench.h"
 #include "check.h"
 #include "cli_args.h"
 #include "generate.h"
@@ -247,6 +248,8 @@ static void test_bad_options(void)
         {"--json=", "empty file name"},
         {"--alpha 1e-50", "rounds to zero in float32"},
         {"--beta -1e-46", "rounds to zero in float32"},
+        {"--alpha 1e-400", "underflows to zero"},
+        {"--beta -1e-40", "subnormal in float32"},
         {"--load-a=", "empty file name"},
         {"--pattern 11110000 --density-a 0.5", "one kind at a time"},
         {"--random 0.5 --density-b 0.5", "one kind at a time"},
@@ -1177,6 +1180,15 @@ static void test_results_file(void)
           "a discarded results file changed %s to \"%s\"", path, text);
     CHECK(entries_starting("out.json") == 1, "a discarded results file left a partial file");
 
+    /* A run that wrote no results (a sweep with nothing to run) leaves it too. */
+    report_json_t writer;
+    CHECK(bench_json_open(&rf, path, NULL, 0, &writer, "cpu", "test", &err) == 0, "open %s: %s",
+          path, err.text);
+    CHECK(bench_json_finish(&writer, &rf, path) == ESMM_EXIT_OK &&
+              read_text(path, text, sizeof text) && strcmp(text, "kept") == 0 &&
+              entries_starting("out.json") == 1,
+          "a results file with no results changed %s to \"%s\"", path, text);
+
     CHECK(results_file_open(&rf, path, NULL, 0, &err) == 0, "open %s: %s", path, err.text);
     fputs("done", rf.file);
     CHECK(results_file_commit(&rf, path, &err) == 0, "commit %s: %s", path, err.text);
@@ -1202,6 +1214,27 @@ static void test_results_file(void)
           "a results file through a link: the link %s, the target holds \"%s\"",
           S_ISLNK(st.st_mode) ? "kept" : "replaced", text);
 
+    /* A dangling link: the file is made where it leads, relative to its
+     * directory, and the link stays. */
+    const char *dangling = temp_path("dangling.json");
+    CHECK(symlink("made.json", dangling) == 0, "symlink %s", dangling);
+    CHECK(results_file_open(&rf, dangling, NULL, 0, &err) == 0, "open %s: %s", dangling, err.text);
+    fputs("made", rf.file);
+    CHECK(results_file_commit(&rf, dangling, &err) == 0, "commit %s: %s", dangling, err.text);
+    CHECK(lstat(dangling, &st) == 0 && S_ISLNK(st.st_mode) &&
+              read_text(temp_path("made.json"), text, sizeof text) && strcmp(text, "made") == 0,
+          "a results file through a dangling link: the link %s, its target holds \"%s\"",
+          S_ISLNK(st.st_mode) ? "kept" : "replaced", text);
+
+    /* A replaced file keeps its permissions. */
+    CHECK(chmod(path, 0600) == 0, "chmod %s", path);
+    CHECK(results_file_open(&rf, path, NULL, 0, &err) == 0, "open %s: %s", path, err.text);
+    fputs("private", rf.file);
+    CHECK(results_file_commit(&rf, path, &err) == 0 && stat(path, &st) == 0 &&
+              (st.st_mode & 07777) == 0600,
+          "a replaced results file's permissions went from 0600 to %04o",
+          (unsigned)(st.st_mode & 07777));
+
     CHECK(results_file_open(&rf, "/dev/null", NULL, 0, &err) == 0 && rf.temp_path == NULL,
           "/dev/null: %s", err.text);
     fputs("x", rf.file);
@@ -1212,7 +1245,8 @@ static void test_results_file(void)
     CHECK(results_file_open(&rf, temp_path("missing/out.json"), NULL, 0, &err) == -1 &&
               contains(err.text, "cannot create"),
           "a results file in a missing directory: \"%s\"", err.text);
-    static const char *const made[] = {"out.json", "in.npy", "target.json", "link.json"};
+    static const char *const made[] = {"out.json",      "in.npy",   "target.json",
+                                       "link.json",     "made.json", "dangling.json"};
     for (size_t i = 0; i < sizeof made / sizeof made[0]; i++)
         remove(temp_path(made[i]));
 }

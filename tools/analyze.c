@@ -165,34 +165,48 @@ static double percent(double fraction)
     return 100.0 * fraction;
 }
 
-/* op(A) is m x k: A stored m x k for N, k x m for T (and B alike). */
-static int settle_shapes(const analyze_options_t *o, analysis_t *an, cli_error_t *err)
+/* op(A) is m x k: A stored m x k for N, k x m for T (and B alike). Returns an
+ * ESMM_EXIT_* code, having said what was wrong: an empty matrix or too little
+ * host memory is a runtime error, operands that disagree a usage one. */
+static int settle_shapes(const analyze_options_t *o, analysis_t *an)
 {
+    cli_error_t err = {""};
     bool ta = o->transa == ESMM_OP_T, tb = o->transb == ESMM_OP_T;
-    if (an->file_a.rows < 1 || an->file_a.cols < 1)
-        return cli_error_set(err, "%s: A is empty (%" PRId64 " x %" PRId64 ")", o->path_a,
-                             an->file_a.rows, an->file_a.cols);
-    if (o->path_b != NULL && (an->file_b.rows < 1 || an->file_b.cols < 1))
-        return cli_error_set(err, "%s: B is empty (%" PRId64 " x %" PRId64 ")", o->path_b,
-                             an->file_b.rows, an->file_b.cols);
+    if (an->file_a.rows < 1 || an->file_a.cols < 1) {
+        cli_error_set(&err, "%s: A is empty (%" PRId64 " x %" PRId64 ")", o->path_a,
+                      an->file_a.rows, an->file_a.cols);
+        return runtime_error(&err);
+    }
+    if (o->path_b != NULL && (an->file_b.rows < 1 || an->file_b.cols < 1)) {
+        cli_error_set(&err, "%s: B is empty (%" PRId64 " x %" PRId64 ")", o->path_b,
+                      an->file_b.rows, an->file_b.cols);
+        return runtime_error(&err);
+    }
     an->m = ta ? an->file_a.cols : an->file_a.rows;
     an->k = ta ? an->file_a.rows : an->file_a.cols;
+    double host_bytes;
     if (o->path_b == NULL) {
         an->n = o->n > 0 ? o->n : an->k;
         /* A random B and C, on the host beside A. */
         const double dm = (double)an->m, dn = (double)an->n, dk = (double)an->k;
-        return bench_check_host_memory(an->m, an->n, an->k, 4.0 * (dk * dn + dm * dn), err);
+        host_bytes = 4.0 * (dk * dn + dm * dn);
+    } else {
+        int64_t k_b = tb ? an->file_b.cols : an->file_b.rows;
+        an->n = tb ? an->file_b.rows : an->file_b.cols;
+        if (k_b != an->k) {
+            cli_error_set(&err, "sizes disagree: op(A) from %s (stored %" PRId64 " x %" PRId64
+                                ", op %c) has k = %" PRId64 ", op(B) from %s (stored %" PRId64
+                                " x %" PRId64 ", op %c) has k = %" PRId64,
+                          o->path_a, an->file_a.rows, an->file_a.cols, ta ? 'T' : 'N', an->k,
+                          o->path_b, an->file_b.rows, an->file_b.cols, tb ? 'T' : 'N', k_b);
+            return usage_error(&err);
+        }
+        /* C, on the host beside A and B. */
+        host_bytes = 4.0 * (double)an->m * (double)an->n;
     }
-    int64_t k_b = tb ? an->file_b.cols : an->file_b.rows;
-    an->n = tb ? an->file_b.rows : an->file_b.cols;
-    if (k_b != an->k)
-        return cli_error_set(err, "sizes disagree: op(A) from %s (stored %" PRId64 " x %" PRId64
-                                  ", op %c) has k = %" PRId64 ", op(B) from %s (stored %" PRId64
-                                  " x %" PRId64 ", op %c) has k = %" PRId64,
-                             o->path_a, an->file_a.rows, an->file_a.cols, ta ? 'T' : 'N', an->k,
-                             o->path_b, an->file_b.rows, an->file_b.cols, tb ? 'T' : 'N', k_b);
-    /* C, on the host beside A and B. */
-    return bench_check_host_memory(an->m, an->n, an->k, 4.0 * (double)an->m * (double)an->n, err);
+    if (bench_check_host_memory(an->m, an->n, an->k, host_bytes, &err) != 0)
+        return runtime_error(&err);
+    return ESMM_EXIT_OK;
 }
 
 /* The operand where the backend reads it: the host data itself on the CPU
@@ -375,8 +389,9 @@ static int analyze(const analyze_options_t *o, analysis_t *an)
         return runtime_error(&err);
     if (o->path_b != NULL && npy_load_f32(o->path_b, &an->file_b, &err) != NPY_OK)
         return runtime_error(&err);
-    if (settle_shapes(o, an, &err) != 0)
-        return usage_error(&err);
+    const int shapes = settle_shapes(o, an);
+    if (shapes != ESMM_EXIT_OK)
+        return shapes;
     if (o->path_b == NULL) {
         an->random_b = malloc((size_t)(an->k * an->n) * sizeof(float));
         if (an->random_b == NULL) {

@@ -117,6 +117,9 @@ static int choose_kernels(const bench_options_t *o, bench_session_t *session, cl
         has_esmm = has_esmm || is_esmm(resolved[i]);
     if (o->sweep != SWEEP_NONE && !has_esmm)
         resolved[resolved_count++] = "esmm";
+    else if (o->cached_b && !has_esmm)
+        return cli_error_set(err, "--cached-b times esmm with B's pattern extracted once, but "
+                                  "--kernel leaves esmm out");
 
     /* The target table asks for both figures; a density sweep adds the
      * cached one when asked. */
@@ -671,6 +674,11 @@ int bench_json_open(results_file_t *file, const char *path, const char *const *i
 
 int bench_json_finish(report_json_t *writer, results_file_t *file, const char *path)
 {
+    if (writer->results == 0) {
+        results_file_discard(file);
+        printf("\nno results: %s left as it was\n", path);
+        return ESMM_EXIT_OK;
+    }
     report_json_end(writer);
     cli_error_t err;
     if (results_file_commit(file, path, &err) != 0)

@@ -51,7 +51,8 @@ int bench_json_open(results_file_t *file, const char *path, const char *const *i
                     cli_error_t *err);
 
 /* Writes the tail, moves the file onto its path and says where the results
- * went. Returns an ESMM_EXIT_* code. */
+ * went; with no results written, discards it (the path keeps what it held).
+ * Returns an ESMM_EXIT_* code. */
 int bench_json_finish(report_json_t *writer, results_file_t *file, const char *path);
 
 #endif

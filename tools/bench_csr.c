@@ -110,6 +110,7 @@ static void run_row(csr_bench_case_t *ctx, const bench_csr_options_t *o, int ind
     cli_error_t err = {""};
     row->kernel = kernel->name;
     row->max_error = NAN;
+    row->host_us = NAN; /* not measured for CSR products */
     row->check = "skipped";
     int status = r->run_checked(r, kernel, ctx->out, &err);
     if (status == CSR_RUN_UNSUPPORTED) {

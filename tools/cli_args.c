@@ -75,8 +75,19 @@ int cli_parse_float(const char *what, const char *text, double *out, cli_error_t
     double value;
     if (cli_parse_double(what, text, -FLT_MAX, FLT_MAX, &value, err) != 0)
         return -1;
+    if (value == 0.0) {
+        /* A zero read from a nonzero number: strtod says so with ERANGE. */
+        errno = 0;
+        (void)strtod(text, NULL);
+        if (errno == ERANGE)
+            return cli_error_set(err, "%s: %.64s underflows to zero", what, text);
+    }
     if (value != 0.0 && (float)value == 0.0f)
         return cli_error_set(err, "%s: %.64s rounds to zero in float32", what, text);
+    /* Products of subnormals keep fewer than 24 bits, past the checks' bound. */
+    if (value != 0.0 && fabs(value) < FLT_MIN)
+        return cli_error_set(err, "%s: %.64s is subnormal in float32 (below %g)", what, text,
+                             (double)FLT_MIN);
     *out = value;
     return 0;
 }

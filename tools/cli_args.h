@@ -20,8 +20,9 @@ int cli_parse_uint64(const char *what, const char *text, uint64_t *out, cli_erro
 int cli_parse_double(const char *what, const char *text, double min, double max, double *out,
                      cli_error_t *err);
 
-/* A float32 value (alpha, beta, a weight): a finite number within +-FLT_MAX
- * that does not round to zero in float32 unless it is zero. */
+/* A float32 value (alpha, beta, a weight): zero (written as zero, not a
+ * number that underflows), or a finite number of float32's normal range
+ * (FLT_MIN to FLT_MAX in magnitude). */
 int cli_parse_float(const char *what, const char *text, double *out, cli_error_t *err);
 
 /* An 8-character string of '0' and '1'. */

@@ -3,6 +3,7 @@
 #include "results_file.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +22,36 @@ static void release(results_file_t *rf)
     rf->temp_path = rf->final_path = NULL;
 }
 
+/* Where a plain write to a path that does not exist lands: the path, or the
+ * end of the chain of dangling symbolic links it starts (NULL when that
+ * cannot be told). */
+static char *creation_path(const char *path)
+{
+    char *at = strdup(path);
+    for (int hops = 0; at != NULL && hops < 40; hops++) {
+        struct stat st;
+        if (lstat(at, &st) != 0 || !S_ISLNK(st.st_mode))
+            return at;
+        char to[PATH_MAX];
+        const ssize_t length = readlink(at, to, sizeof to - 1);
+        if (length <= 0)
+            break;
+        to[length] = '\0';
+        /* A relative link is relative to the directory that holds it. */
+        const char *slash = strrchr(at, '/');
+        const size_t dir = to[0] == '/' || slash == NULL ? 0 : (size_t)(slash - at) + 1;
+        char *next = malloc(dir + (size_t)length + 1);
+        if (next != NULL) {
+            memcpy(next, at, dir);
+            memcpy(next + dir, to, (size_t)length + 1);
+        }
+        free(at);
+        at = next;
+    }
+    free(at);
+    return NULL;
+}
+
 int results_file_open(results_file_t *rf, const char *path, const char *const *inputs,
                       size_t count, cli_error_t *err)
 {
@@ -37,8 +68,9 @@ int results_file_open(results_file_t *rf, const char *path, const char *const *i
             return cli_error_set(err, "%s: cannot write: %s", path, strerror(errno));
         return 0;
     }
-    /* An existing file is replaced where its links lead; a new one is made. */
-    rf->final_path = exists ? realpath(path, NULL) : NULL;
+    /* An existing file is replaced where its links lead; a new one is made
+     * where a dangling link leads, or at the path. */
+    rf->final_path = exists ? realpath(path, NULL) : creation_path(path);
     if (rf->final_path == NULL)
         rf->final_path = strdup(path);
     static const char suffix[] = ".partial-XXXXXX";
@@ -63,10 +95,11 @@ int results_file_open(results_file_t *rf, const char *path, const char *const *i
         return -1;
     }
     /* mkstemp makes the file private; a results file gets the permissions a
-     * plain write would give it. */
+     * plain write would give it: those of the file it replaces, else the
+     * umask's. */
     const mode_t mask = umask(0);
     umask(mask);
-    fchmod(fd, 0666 & ~mask);
+    fchmod(fd, exists ? target.st_mode & 07777 : 0666 & ~mask);
     return 0;
 }
 
