@@ -77,7 +77,12 @@ esmm_status_t esmm_destroy(esmm_handle_t handle);
 esmm_status_t esmm_get_backend(esmm_handle_t handle, esmm_backend_t *backend);
 
 /* CUDA backend: the cudaStream_t work is queued on (NULL: the legacy default
- * stream). On the CPU backend only NULL is accepted. */
+ * stream). On the CPU backend only NULL is accepted. Calls on the new stream
+ * reuse the handle's workspace, so a change orders the work queued on the new
+ * stream from then on after the work already queued on the old one (on the
+ * device, without waiting); while either stream is being captured into a
+ * CUDA graph no such order can be added, and the caller must keep the two
+ * apart. */
 esmm_status_t esmm_set_stream(esmm_handle_t handle, void *stream);
 esmm_status_t esmm_get_stream(esmm_handle_t handle, void **stream);
 
@@ -386,7 +391,12 @@ esmm_status_t esmm_scsrmm_kernel(esmm_handle_t handle, const char *kernel,
 /* Workspace bytes the "csr-sparse-b" path with B k x n needs (for
  * esmm_set_workspace; the handle's own grows by itself); SIZE_MAX for sizes
  * no product accepts (k over INT32_MAX, or B past esmm_sgemm's bound on
- * rows x leading dimension). The other CSR paths use no workspace. */
+ * rows x leading dimension) and for those the path does not take: B of more
+ * than INT32_MAX elements, k rounded up to a multiple of 32 and n to whole
+ * panels of 32, 64 or 128 columns (a product over 2,097,120 columns counts
+ * the slice of n it runs at a time), where "csr-sparse-b" returns
+ * ESMM_STATUS_NOT_SUPPORTED.
+ * The other CSR paths use no workspace. */
 size_t esmm_csrmm_workspace_size(int64_t k, int64_t n);
 
 /* Describes the device a CUDA handle runs on; on the CPU backend the device

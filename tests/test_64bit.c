@@ -1,7 +1,7 @@
 /* Offsets past 2^31 elements: products whose leading dimensions make A, B or
  * C span more than 2^31 floats, though they touch few of them, on the CPU
  * backend (when the host lends the address space) or the GPU; and on the GPU
- * a CSR W of INT32_MAX entries.
+ * a CSR W of INT32_MAX entries and a B too large for the compressed path.
  *   test_64bit cpu|cuda   (cuda exits 77, skipped, without a GPU) */
 #include <stdint.h>
 #include <stdlib.h>
@@ -266,6 +266,50 @@ static void check_max_nnz(esmm_handle_t h)
     device_free(dx), device_free(dy), device_free(dptr), device_free(didx);
 }
 
+/* A B whose compressed nonzeros would sit past position INT32_MAX (k =
+ * 2^26 + 1 rows of 2 columns, so 2^26 + 32 rows of 32 slots): the
+ * compressed path refuses it (NOT_SUPPORTED) and leaves C, the dense one
+ * computes it. W is 1 x k with one entry, in column 2^26 (the last group
+ * of rows), so B's other rows are never read. */
+static void check_compressed_limit(esmm_handle_t h)
+{
+    const int64_t k = ((int64_t)1 << 26) + 1, n = 2;
+    const int32_t row_ptr[2] = {0, 1}, col_idx[1] = {1 << 26};
+    const float b_row[2] = {3.0f, -5.0f}, weight = 0.5f, one = 1.0f, zero = 0.0f;
+    float *db = span_alloc(1, k * n), *dc = span_alloc(1, n);
+    if (db == NULL || dc == NULL) {
+        check_skip("compressed B past 2^31 positions: the memory could not be had");
+        span_free(1, db), span_free(1, dc);
+        return;
+    }
+    int32_t *dptr = device_alloc(sizeof row_ptr), *didx = device_alloc(sizeof col_idx);
+    device_upload(dptr, row_ptr, sizeof row_ptr);
+    device_upload(didx, col_idx, sizeof col_idx);
+    put(1, db + ((int64_t)1 << 26) * n, b_row, n);
+    const float poison[2] = {poison_value(), poison_value()};
+    put(1, dc, poison, n);
+    esmm_csr_t w = NULL;
+    esmm_status_t st = esmm_csr_create(h, 1, k, 1, dptr, didx, NULL, weight, &w);
+    CHECK(st == ESMM_STATUS_SUCCESS, "esmm_csr_create 1 x %lld: %s", (long long)k,
+          esmm_status_string(st));
+    st = esmm_scsrmm_kernel(h, "csr-sparse-b", ESMM_OP_N, w, n, &one, db, n, &zero, dc, n);
+    float c[2];
+    get(1, c, dc, n);
+    CHECK(st == ESMM_STATUS_NOT_SUPPORTED && float_bits(c[0]) == POISON_BITS &&
+              float_bits(c[1]) == POISON_BITS,
+          "csr-sparse-b with k = %lld: %s, C %g %g (expected NOT_SUPPORTED, C untouched)",
+          (long long)k, esmm_status_string(st), (double)c[0], (double)c[1]);
+    st = esmm_scsrmm_kernel(h, "csr-dense-b", ESMM_OP_N, w, n, &one, db, n, &zero, dc, n);
+    get(1, c, dc, n);
+    CHECK(st == ESMM_STATUS_SUCCESS && c[0] == 1.5f && c[1] == -2.5f,
+          "csr-dense-b with k = %lld: %s, C %g %g (expected 1.5 -2.5)", (long long)k,
+          esmm_status_string(st), (double)c[0], (double)c[1]);
+    esmm_csr_destroy(w);
+    device_free(dptr);
+    device_free(didx);
+    span_free(1, db), span_free(1, dc);
+}
+
 int main(int argc, char **argv)
 {
     const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
@@ -278,18 +322,23 @@ int main(int argc, char **argv)
         return check_finish();
     }
 #endif
+    /* The setup is checked only for failure, so a run whose parts were all
+     * skipped reports itself skipped. */
     esmm_handle_t h = NULL;
-    CHECK(esmm_create(&h, cuda ? ESMM_BACKEND_CUDA : ESMM_BACKEND_CPU) == ESMM_STATUS_SUCCESS,
-          "esmm_create");
-    if (h != NULL) {
-        /* Plans every product, however small: the extraction must reach the spans too. */
-        CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
+    if (esmm_create(&h, cuda ? ESMM_BACKEND_CUDA : ESMM_BACKEND_CPU) != ESMM_STATUS_SUCCESS)
+        CHECK(0, "esmm_create");
+    /* Plans every product, however small: the extraction must reach the spans too. */
+    else if (esmm_set_min_planned_work(h, 0) != ESMM_STATUS_SUCCESS)
+        CHECK(0, "esmm_set_min_planned_work");
+    else {
         check_sgemm(h, cuda);
         check_csrmm(h, cuda);
-        if (cuda)
+        if (cuda) {
             check_max_nnz(h);
-        else
+            check_compressed_limit(h);
+        } else {
             check_skip("nnz = INT32_MAX on the CPU backend (8.6 GB of host memory)");
+        }
     }
     esmm_destroy(h);
     return check_finish();

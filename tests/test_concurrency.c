@@ -1,5 +1,6 @@
 /* Several handles used at once from several host threads (on the GPU, each
- * on a stream of its own) give the bits each product gives alone. A handle
+ * on a stream of its own) give the bits each product gives alone, as does
+ * one GPU handle moved between two streams. A handle
  * serves one thread at a time (esmm.h), so every thread owns its handle and
  * its CSR descriptor; the inputs are shared, read-only.
  *   test_concurrency cpu|cuda   (cuda exits 77, skipped, without a GPU) */
@@ -174,6 +175,63 @@ static job_t new_job(const inputs_t *in, esmm_backend_t backend)
     return job;
 }
 
+/* One handle moved between two streams: calls on the second reuse the
+ * workspace, so they must wait for the first's. The first stream is held up
+ * by a 2 GB memset ahead of its product, so without that order its kernels
+ * would run after the second stream's call had rewritten the masks and the
+ * plan. Each product must give the bits it gives alone. */
+static void check_stream_switch(const inputs_t *in, float *const alone[PRODUCTS])
+{
+    esmm_handle_t h = NULL;
+    CHECK(esmm_create(&h, ESMM_BACKEND_CUDA) == ESMM_STATUS_SUCCESS &&
+              esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS,
+          "stream switch: esmm_create");
+    cudaStream_t first, second;
+    cuda_must(cudaStreamCreateWithFlags(&first, cudaStreamNonBlocking), "cudaStreamCreate");
+    cuda_must(cudaStreamCreateWithFlags(&second, cudaStreamNonBlocking), "cudaStreamCreate");
+    const size_t hold_bytes = (size_t)1 << 31;
+    void *hold = device_alloc(hold_bytes);
+    float *c[2] = {device_alloc((size_t)(M * N) * sizeof(float)),
+                   device_alloc((size_t)(K * N) * sizeof(float))};
+    const float one = 1.0f, zero = 0.0f;
+    /* Both products once, so the workspace has grown (a growth frees and
+     * so waits for the whole device) before the streams race. */
+    for (int round = 0; round < 4; round++) {
+        cuda_must(cudaMemset(c[0], 0xFF, (size_t)(M * N) * sizeof(float)), "poison");
+        cuda_must(cudaMemset(c[1], 0xFF, (size_t)(K * N) * sizeof(float)), "poison");
+        esmm_status_t st = esmm_set_stream(h, first);
+        if (st == ESMM_STATUS_SUCCESS && round > 0)
+            cuda_must(cudaMemsetAsync(hold, round, hold_bytes, first), "cudaMemsetAsync");
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_sgemm(h, ESMM_OP_N, ESMM_OP_N, M, N, K, &one, in->a, K, in->b, N, &zero,
+                            c[0], N);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_set_stream(h, second);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_sgemm(h, ESMM_OP_T, ESMM_OP_N, K, N, M, &one, in->a, K, in->b_rows_m, N,
+                            &zero, c[1], N);
+        cuda_must(cudaStreamSynchronize(first), "cudaStreamSynchronize");
+        cuda_must(cudaStreamSynchronize(second), "cudaStreamSynchronize");
+        CHECK(st == ESMM_STATUS_SUCCESS, "stream switch, round %d: %s", round,
+              esmm_status_string(st));
+        for (int i = 0; i < 2; i++) {
+            const size_t count = (size_t)(out_rows[i] * N);
+            float *got = host_alloc((int64_t)count, sizeof(float));
+            device_download(got, c[i], count * sizeof(float));
+            CHECK(memcmp(got, alone[i], count * sizeof(float)) == 0,
+                  "stream switch, round %d, product %d: not the bits of the product run alone",
+                  round, i);
+            free(got);
+        }
+    }
+    CHECK(esmm_destroy(h) == ESMM_STATUS_SUCCESS, "stream switch: esmm_destroy");
+    device_free(c[0]);
+    device_free(c[1]);
+    device_free(hold);
+    cuda_must(cudaStreamDestroy(first), "cudaStreamDestroy");
+    cuda_must(cudaStreamDestroy(second), "cudaStreamDestroy");
+}
+
 int main(int argc, char **argv)
 {
     const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
@@ -188,6 +246,8 @@ int main(int argc, char **argv)
     job_t alone = new_job(&device, backend);
     run_job(&alone);
     CHECK(alone.status == ESMM_STATUS_SUCCESS, "alone: %s", esmm_status_string(alone.status));
+    if (cuda)
+        check_stream_switch(&device, alone.out);
     job_t jobs[THREADS];
     pthread_t threads[THREADS];
     for (int t = 0; t < THREADS; t++) {

@@ -87,6 +87,7 @@ esmm_status_t esmm_destroy(esmm_handle_t handle)
         esmm_cuda_free(handle->csr_valid_flag);
     esmm_cuda_event_destroy(handle->timer_start);
     esmm_cuda_event_destroy(handle->timer_stop);
+    esmm_cuda_event_destroy(handle->stream_switch);
     free(handle);
     return st;
 }
@@ -127,6 +128,18 @@ esmm_status_t esmm_set_stream(esmm_handle_t handle, void *stream)
         return ESMM_STATUS_NOT_INITIALIZED;
     if (handle->backend == ESMM_BACKEND_CPU && stream != NULL)
         return ESMM_STATUS_NOT_SUPPORTED;
+    /* Work queued on the old stream may still use the workspace that calls
+     * on the new one will reuse. */
+    if (handle->backend == ESMM_BACKEND_CUDA && stream != handle->stream &&
+        handle->workspace != NULL) {
+        esmm_status_t st = handle->stream_switch != NULL
+                               ? ESMM_STATUS_SUCCESS
+                               : esmm_cuda_event_create(&handle->stream_switch);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_cuda_stream_follow(handle->stream_switch, handle->stream, stream);
+        if (st != ESMM_STATUS_SUCCESS)
+            return st;
+    }
     handle->stream = stream;
     return ESMM_STATUS_SUCCESS;
 }

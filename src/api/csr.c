@@ -178,13 +178,15 @@ static esmm_status_t run_csrmm(esmm_handle_t handle, esmm_csr_t W, const esmm_cs
     const int nothing_to_multiply =
         p->m == 0 || p->n == 0 || p->k == 0 || p->w.nnz == 0 || p->alpha == 0.0f;
     /* Only the CUDA compressed-B path uses the workspace: gathering products
-     * (op N, or T through the prepared transpose) of more than one column. A
-     * lent one too small refuses the call before the report is touched, so it
-     * stays as it was. */
+     * (op N, or T through the prepared transpose) of more than one column. A B
+     * it cannot take, or a lent workspace too small, refuses the call before
+     * the report is touched, so it stays as it was. */
     const int compressed = handle->backend == ESMM_BACKEND_CUDA && mode == ESMM_CSR_B_SPARSE &&
                            p->n > 1 && (p->op == ESMM_OP_N || W->has_transpose);
     const size_t need =
         !nothing_to_multiply && compressed ? esmm_cuda_csrmm_workspace(p->k, p->n) : 0;
+    if (need == SIZE_MAX)
+        return ESMM_STATUS_NOT_SUPPORTED; /* B too large for the compressed path */
     if (handle->workspace_lent && need > handle->workspace_bytes)
         return ESMM_STATUS_INVALID_VALUE;
     handle->last = (esmm_last_call_t){.path = ESMM_PATH_NONE, .m = p->m, .n = p->n, .k = p->k};

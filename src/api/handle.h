@@ -44,6 +44,7 @@ struct esmm_context {
     int timing;             /* esmm_set_timing */
     int64_t min_planned_work; /* esmm_set_min_planned_work */
     void *timer_start, *timer_stop; /* cudaEvent_t, created on first use */
+    void *stream_switch;            /* cudaEvent_t ordering a new stream after the old */
     int *csr_valid_flag;    /* CUDA: esmm_csr_validate's verdict, allocated on first use
                              * (apart from the workspace, so a lent one of any size works
                              * and the last product's statistics stay as they were) */

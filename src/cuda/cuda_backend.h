@@ -714,6 +714,11 @@ esmm_status_t esmm_cuda_copy_to_host(void *dst, const void *src, size_t bytes, v
 esmm_status_t esmm_cuda_event_create(void **event);
 void esmm_cuda_event_destroy(void *event);
 esmm_status_t esmm_cuda_event_record(void *event, void *stream);
+/* Orders work queued on stream `to` from now on after the work queued on
+ * `from` so far (through event), on the device; nothing where either stream
+ * is being captured, as a dependency between the two would cross the
+ * capture's boundary. */
+esmm_status_t esmm_cuda_stream_follow(void *event, void *from, void *to);
 /* Milliseconds between two recorded events; waits for the second. */
 esmm_status_t esmm_cuda_event_elapsed(void *start, void *stop, double *ms);
 
@@ -737,6 +742,9 @@ typedef enum {
     ESMM_CSR_B_SPARSE = 2 /* every row of B through its compressed nonzeros */
 } esmm_csr_b_mode_t;
 
+/* SIZE_MAX where the path cannot take B: its compressed nonzeros' positions
+ * would pass INT32_MAX (B of over 2^31 elements, as padded), or the bytes
+ * would pass size_t. */
 size_t esmm_cuda_csrmm_workspace(int64_t k, int64_t n);
 esmm_status_t esmm_cuda_csrmm(const esmm_csrmm_problem_t *p, const esmm_csr_view_t *transposed,
                               esmm_csr_b_mode_t mode, void *workspace, void *stream);

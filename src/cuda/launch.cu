@@ -332,6 +332,30 @@ extern "C" esmm_status_t esmm_cuda_event_record(void *event, void *stream)
         cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)));
 }
 
+extern "C" esmm_status_t esmm_cuda_stream_follow(void *event, void *from, void *to)
+{
+    const cudaStream_t streams[2] = {static_cast<cudaStream_t>(from),
+                                     static_cast<cudaStream_t>(to)};
+    for (cudaStream_t s : streams) {
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        const cudaError_t err = cudaStreamIsCapturing(s, &capture);
+        // The legacy stream answers so while another stream captures globally.
+        if (err == cudaErrorStreamCaptureImplicit) {
+            cudaGetLastError();
+            return ESMM_STATUS_SUCCESS;
+        }
+        if (err != cudaSuccess)
+            return status_from(err);
+        if (capture != cudaStreamCaptureStatusNone)
+            return ESMM_STATUS_SUCCESS;
+    }
+    const cudaEvent_t e = static_cast<cudaEvent_t>(event);
+    cudaError_t err = cudaEventRecord(e, streams[0]);
+    if (err == cudaSuccess)
+        err = cudaStreamWaitEvent(streams[1], e, 0);
+    return status_from(err);
+}
+
 extern "C" esmm_status_t esmm_cuda_event_elapsed(void *start, void *stop, double *ms)
 {
     cudaError_t err = cudaEventSynchronize(static_cast<cudaEvent_t>(stop));
@@ -350,6 +374,8 @@ extern "C" esmm_status_t esmm_cuda_device_synchronize(void)
 
 extern "C" size_t esmm_cuda_csrmm_workspace(int64_t k, int64_t n)
 {
+    if (!csr_compressed_positions_fit(k, n))
+        return SIZE_MAX;
     size_t values_at, columns_at;
     return csr_compressed_bytes(k, n, csr_cols_per_lane(n), &values_at, &columns_at);
 }
@@ -380,15 +406,11 @@ extern "C" esmm_status_t esmm_cuda_csrmm(const esmm_csrmm_problem_t *p,
                                          esmm_csr_b_mode_t mode, void *workspace, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    // Panels of 32 columns go on the grid's y axis (at most 65535): wider
-    // products run as slices of near-equal width, a multiple of 32 but the
-    // last, which stays over a million columns wide for any n that fits in
-    // memory (never a matrix-vector product). The workspace of a compressed
-    // B sized for all of n holds a slice's.
-    const int64_t most_columns = 65535 * 32;
-    if (p->n > most_columns) {
-        const int64_t slices = (p->n + most_columns - 1) / most_columns;
-        const int64_t width = ((p->n + slices - 1) / slices + 31) / 32 * 32;
+    // Wide products run in slices (csr_slice_width; never a matrix-vector
+    // product). The workspace of a compressed B sized for all of n holds a
+    // slice's.
+    if (p->n > CSR_MOST_COLUMNS) {
+        const int64_t width = csr_slice_width(p->n);
         for (int64_t col0 = 0; col0 < p->n; col0 += width) {
             esmm_csrmm_problem_t slice = *p;
             slice.n = p->n - col0 < width ? p->n - col0 : width;

@@ -406,7 +406,9 @@ template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
         const int64_t col = mn0 + chunk_index * 4;
         const int64_t left = mn - col;
         valid = left <= 0 ? 0 : (left >= 4 ? 4 : (int)left);
-        column = x + (left > 0 ? col : mn - 1);
+        // A chunk wholly past the matrix copies nothing, yet a 16-byte copy's
+        // source must be 16-byte aligned all the same.
+        column = x + (left > 0 ? col : (mn - 1) / 4 * 4);
         chunk = column + (int64_t)k_row * ld;
         tile_row = x + mn0;
         tile_left = mn - mn0;

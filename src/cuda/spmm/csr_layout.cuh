@@ -58,6 +58,31 @@ inline int csr_sparse_row_limit(int panel_width)
     return panel_width / 4 < 32 ? panel_width / 4 : 32;
 }
 
+// Products wider than this many columns run in slices of near-equal width:
+// panels of 32 columns go on the grid's y axis, at most 65535.
+constexpr int64_t CSR_MOST_COLUMNS = 65535 * 32;
+
+// The width of a product's slices of n columns (a multiple of 32 but the
+// last, which stays over a million columns wide for any n that fits in memory).
+inline int64_t csr_slice_width(int64_t n)
+{
+    if (n <= CSR_MOST_COLUMNS)
+        return n;
+    const int64_t slices = (n + CSR_MOST_COLUMNS - 1) / CSR_MOST_COLUMNS;
+    return ((n + slices - 1) / slices + 31) / 32 * 32;
+}
+
+// Whether the compressed nonzeros of B (k x n, in slices of n) have int
+// positions (meta's starts): every position lies below the slots of a slice,
+// k rounded up to whole groups of rows times its panels' width.
+inline bool csr_compressed_positions_fit(int64_t k, int64_t n)
+{
+    const int64_t slice = csr_slice_width(n);
+    const int64_t width = 32 * csr_cols_per_lane(slice);
+    const int64_t rows = (k + CSR_COMPRESS_ROWS - 1) / CSR_COMPRESS_ROWS * CSR_COMPRESS_ROWS;
+    return (slice + width - 1) / width * width * rows <= (int64_t)INT32_MAX + 1;
+}
+
 // Bytes of compressed B for k rows and n columns, cols_per_lane included;
 // SIZE_MAX where they would pass what size_t holds (no allocation gives it).
 inline size_t csr_compressed_bytes(int64_t k, int64_t n, int cols_per_lane, size_t *values_at,
