@@ -11,6 +11,10 @@
 
 if(CMAKE_SCRIPT_MODE_FILE)
   string(REPLACE "|" ";" esmm_args "${ARGS}")
+  # A results file left by an earlier run must not pass for this one's.
+  if(DEFINED JSON_FILE)
+    file(REMOVE "${JSON_FILE}")
+  endif()
   execute_process(COMMAND "${ESMM}" ${esmm_args}
                   RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT "${exit_code}" STREQUAL "${EXPECTED}")

@@ -90,10 +90,10 @@ static esmm_gemm_problem_t problem(esmm_operation_t op_a, esmm_operation_t op_b,
     return p;
 }
 
-/* Same float, any NaN matching any NaN (payloads may differ). */
+/* Same float, any written NaN matching any other (payloads may differ). */
 static int same_float(float x, float y)
 {
-    return (isnan(x) && isnan(y)) || memcmp(&x, &y, sizeof x) == 0;
+    return (written_nan(x) && written_nan(y)) || memcmp(&x, &y, sizeof x) == 0;
 }
 
 /* Index of the first element of the two buffers that differ, or -1. */

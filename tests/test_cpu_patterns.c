@@ -175,9 +175,12 @@ static void test_a_b_duality(void)
     esmm_strip_masks_t pa, pb;
     CHECK(esmm_strip_masks_alloc(&pa, rows, k) == ESMM_STATUS_SUCCESS, "alloc");
     CHECK(esmm_strip_masks_alloc(&pb, rows, k) == ESMM_STATUS_SUCCESS, "alloc");
+    size_t bytes = (size_t)(pa.strips * pa.kblocks);
+    /* Different poison in each, so masks left unwritten cannot agree. */
+    memset(pa.bits, 0xA5, bytes), memset(pa.nonfinite, 0xA5, bytes);
+    memset(pb.bits, 0x5A, bytes), memset(pb.nonfinite, 0x5A, bytes);
     esmm_cpu_extract_a(ESMM_OP_N, x, k, rows, k, &pa);
     esmm_cpu_extract_b(ESMM_OP_T, x, k, k, rows, &pb);
-    size_t bytes = (size_t)(pa.strips * pa.kblocks);
     CHECK(memcmp(pa.bits, pb.bits, bytes) == 0 && memcmp(pa.nonfinite, pb.nonfinite, bytes) == 0,
           "A op N and B op T of the same storage differ");
     esmm_strip_masks_free(&pa);

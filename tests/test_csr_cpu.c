@@ -103,7 +103,7 @@ static int64_t first_difference(const float *x, const float *y, int64_t m, int64
                                 int64_t ldc)
 {
     for (int64_t i = 0; i < m * ldc; i++) {
-        const int both_nan = i % ldc < n && isnan(x[i]) && isnan(y[i]);
+        const int both_nan = i % ldc < n && written_nan(x[i]) && written_nan(y[i]);
         if (!both_nan && float_bits(x[i]) != float_bits(y[i]))
             return i;
     }
@@ -422,6 +422,13 @@ static void test_argument_errors(void)
               esmm_csrmm_workspace_size(INT32_MAX, INT64_MAX) == SIZE_MAX &&
               esmm_csrmm_workspace_size(1, ((int64_t)1 << 57) - 129) == SIZE_MAX,
           "esmm_csrmm_workspace_size past the accepted sizes should be SIZE_MAX");
+    /* The compressed nonzeros' positions are int: B of 2^31 slots at most. */
+    CHECK(esmm_csrmm_workspace_size(1 << 26, 2) < SIZE_MAX &&
+              esmm_csrmm_workspace_size((1 << 26) + 1, 2) == SIZE_MAX &&
+              esmm_csrmm_workspace_size(1 << 24, 65) < SIZE_MAX &&
+              esmm_csrmm_workspace_size((1 << 24) + 1, 65) == SIZE_MAX,
+          "esmm_csrmm_workspace_size where compressed positions pass INT32_MAX should be "
+          "SIZE_MAX");
     const size_t small = esmm_csrmm_workspace_size(100, 128);
     CHECK(small >= 100 * 128 * sizeof(float) && small < SIZE_MAX &&
               esmm_csrmm_workspace_size(1000, 128) > small,

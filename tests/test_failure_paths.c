@@ -42,10 +42,16 @@ static void backend_free(int cuda, void *p)
 static void check_product(esmm_handle_t h, const problem_t *p, const char *when)
 {
     const float one = 1.0f, zero = 0.0f;
+    float c[M * N];
+    for (int i = 0; i < M * N; i++)
+        c[i] = poison_value();
+    if (p->cuda)
+        device_upload(p->c, c, sizeof c);
+    else
+        memcpy(p->c, c, sizeof c);
     const esmm_status_t st =
         esmm_sgemm(h, ESMM_OP_N, ESMM_OP_N, M, N, K, &one, p->a, K, p->b, N, &zero, p->c, N);
     CHECK(st == ESMM_STATUS_SUCCESS, "%s: esmm_sgemm: %s", when, esmm_status_string(st));
-    float c[M * N];
     if (p->cuda)
         device_download(c, p->c, sizeof c);
     else

@@ -653,6 +653,28 @@ static void check_gate_shape(esmm_handle_t h, int64_t m, int64_t n, int64_t k,
               (long long)m, (long long)n, (long long)k, cases[i].label, (int)cases[i].masks,
               (int)info.masks, info.density_a, (int)info.path);
         device_download(i == 0 ? first : result, c, c_bytes);
+        if (i == 0) {
+            /* The first result itself: nothing left as the poison, and 64
+             * sampled elements against float64. */
+            int64_t wrong = 0;
+            for (int64_t e = 0; e < m * n; e++)
+                wrong += float_bits(first[e]) == 0xFFFFFFFFu;
+            for (uint64_t s = 0; s < 64; s++) {
+                const int64_t e = (int64_t)(s * 2654435761u % (uint64_t)(m * n));
+                const int64_t row = e / n, col = e % n;
+                double want = 0.0, magnitude = 0.0;
+                for (int64_t kk = 0; kk < k; kk++) {
+                    const double product = (double)host_a[row * k + kk] * host_b[kk * n + col];
+                    want += product;
+                    magnitude += fabs(product);
+                }
+                wrong += !close_enough(first[e], want, (double)k * FLT_EPSILON * magnitude);
+            }
+            CHECK(wrong == 0,
+                  "%lldx%lldx%lld with min planned work %s: %lld elements unwritten or off "
+                  "float64",
+                  (long long)m, (long long)n, (long long)k, cases[i].label, (long long)wrong);
+        }
         int64_t differ = 0;
         for (int64_t e = 0; i > 0 && e < m * n; e++)
             differ += float_bits(result[e]) != float_bits(first[e]);

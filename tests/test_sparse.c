@@ -643,7 +643,7 @@ static void verify_same_bits(const float *got, const float *dense, const staged_
         const int64_t rel = idx - s->lc.lead;
         const int inside = rel >= 0 && rel / s->lc.ld < s->p.m && rel % s->lc.ld < s->p.n;
         if (float_bits(got[idx]) == float_bits(dense[idx]) ||
-            (nan_equal && inside && isnan(got[idx]) && isnan(dense[idx])))
+            (nan_equal && inside && written_nan(got[idx]) && written_nan(dense[idx])))
             continue;
         if (bad++ == 0)
             first = idx;

@@ -160,7 +160,7 @@ static double worst_distance(const problem_t *p, const reference_t *ref, const f
             const double want = other ? (double)other[i * p->ldc + j] : ref->want[i * p->n + j];
             const float g = got[i * p->ldc + j];
             if (isnan(want) || isnan(g) || isinf(want) || isinf(g)) {
-                const int same = (isnan(want) && isnan(g)) || ((double)g == want);
+                const int same = (isnan(want) && written_nan(g)) || ((double)g == want);
                 if (!same)
                     return INFINITY;
                 continue;
@@ -181,7 +181,7 @@ static int same_bits(const problem_t *p, const float *x, const float *y)
     for (int64_t i = 0; i < p->m; i++)
         for (int64_t j = 0; j < p->n; j++) {
             const float u = x[i * p->ldc + j], v = y[i * p->ldc + j];
-            if (!(isnan(u) && isnan(v)) && float_bits(u) != float_bits(v))
+            if (!(written_nan(u) && written_nan(v)) && float_bits(u) != float_bits(v))
                 return 0;
         }
     return 1;

@@ -303,7 +303,7 @@ static void describe(const problem_t *p, char *text, size_t size)
 /* Equal bits, or both NaN (a NaN's payload depends on the hardware). */
 static int same_result(float got, float want)
 {
-    return (isnan(got) && isnan(want)) || float_bits(got) == float_bits(want);
+    return (written_nan(got) && isnan(want)) || float_bits(got) == float_bits(want);
 }
 
 /* Whether element `at` of a result with leading dimension ld is part of the
@@ -381,7 +381,7 @@ static int check_against_cusparse(const problem_t *p, const csr_reference_t *ref
             const float g = got[i * ld + j], t = theirs[i * their_ld + j];
             int agree;
             if (isnan(g) || isnan(t))
-                agree = isnan(g) && isnan(t);
+                agree = written_nan(g) && isnan(t);
             else if (isinf(g) || isinf(t))
                 agree = g == t;
             else

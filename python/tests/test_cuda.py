@@ -68,6 +68,8 @@ def test_torch_sparse_csr(rng):
     assert_close(c.cpu().numpy(), *reference(dense, b))
     y = esmm.csrmm(w, cuda(b[:, 0].copy()))
     assert tuple(y.shape) == (64,)
+    want, bound = reference(dense, b[:, :1])
+    assert_close(y.cpu().numpy().reshape(64, 1), want, bound)
 
 
 def test_linear_matches_torch(rng):
@@ -86,12 +88,16 @@ def test_linear_matches_torch(rng):
 
 
 def test_linear_sees_weight_updates(rng):
-    layer = esmm.torch.Linear(16, 8).cuda()
-    x = torch.randn(4, 16, device="cuda")
+    # Zero k blocks first, then nonzeros written into them in place: a stale
+    # pattern would skip the new products (zeroing, the other way, cannot show it).
+    layer = esmm.torch.Linear(64, 8).cuda()
+    x = torch.randn(4, 64, device="cuda")
     with torch.no_grad():
+        layer.weight[:, 32:] = 0
         layer(x)
-        layer.weight.zero_()
-        assert torch.equal(layer(x), layer.bias.expand(4, 8))
+        layer.weight[:, 32:] = torch.randn(8, 32, device="cuda")
+        want = torch.nn.functional.linear(x, layer.weight, layer.bias)
+        assert torch.allclose(layer(x), want, rtol=1e-5, atol=1e-5)
 
 
 def test_linear_refresh_after_a_change_through_data(rng):

@@ -34,31 +34,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int32_t *ptr = malloc((size_t)(rows + 1) * sizeof *ptr);
     int32_t *idx = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *idx);
     float *values = malloc((size_t)(nnz > 0 ? nnz : 1) * sizeof *values);
-    const int64_t longest = rows > cols ? rows : cols;
-    float *b = malloc((size_t)(longest > 0 ? longest : 1) * N * sizeof *b);
-    float *c = malloc((size_t)(longest > 0 ? longest : 1) * N * sizeof *c);
-    if (ptr == NULL || idx == NULL || values == NULL || b == NULL || c == NULL)
+    if (ptr == NULL || idx == NULL || values == NULL)
         abort();
     memcpy(ptr, row_ptr, (size_t)(rows + 1) * sizeof *ptr);
     memcpy(idx, col_idx, (size_t)nnz * sizeof *idx);
     for (int64_t e = 0; e < nnz; e++)
         values[e] = (float)(e % 7) - 3.0f;
-    for (int64_t i = 0; i < longest * N; i++)
-        b[i] = (float)(i % 5) - 2.0f;
     esmm_csr_t w = NULL;
     if (esmm_csr_create(cpu, rows, cols, nnz, ptr, idx, values, 0.0f, &w) != ESMM_STATUS_SUCCESS)
         abort();
     const float alpha = 1.0f, beta = 0.0f;
-    for (int op = 0; op < 2; op++) {
-        if (esmm_scsrmm(cpu, (esmm_operation_t)op, w, N, &alpha, b, N, &beta, c, N) !=
-                ESMM_STATUS_SUCCESS ||
-            esmm_scsrmv(cpu, (esmm_operation_t)op, w, &alpha, b, &beta, c) != ESMM_STATUS_SUCCESS)
+    /* Each op, then W^T again through the prepared transpose; B (k x N) and
+     * C (m x N) sized exactly for the op. */
+    for (int run = 0; run < 3; run++) {
+        const esmm_operation_t op = run == 0 ? ESMM_OP_N : ESMM_OP_T;
+        const int64_t k = op == ESMM_OP_N ? cols : rows, m = op == ESMM_OP_N ? rows : cols;
+        float *b = malloc((size_t)(k > 0 ? k : 1) * N * sizeof *b);
+        float *c = malloc((size_t)(m > 0 ? m : 1) * N * sizeof *c);
+        if (b == NULL || c == NULL)
             abort();
+        for (int64_t i = 0; i < k * N; i++)
+            b[i] = (float)(i % 5) - 2.0f;
+        if ((run == 2 && esmm_csr_prepare(cpu, w, ESMM_OP_T) != ESMM_STATUS_SUCCESS) ||
+            esmm_scsrmm(cpu, op, w, N, &alpha, b, N, &beta, c, N) != ESMM_STATUS_SUCCESS ||
+            esmm_scsrmv(cpu, op, w, &alpha, b, &beta, c) != ESMM_STATUS_SUCCESS)
+            abort();
+        free(b), free(c);
     }
-    if (esmm_csr_prepare(cpu, w, ESMM_OP_T) != ESMM_STATUS_SUCCESS ||
-        esmm_scsrmm(cpu, ESMM_OP_T, w, N, &alpha, b, N, &beta, c, N) != ESMM_STATUS_SUCCESS)
-        abort();
     esmm_csr_destroy(w);
-    free(ptr), free(idx), free(values), free(b), free(c);
+    free(ptr), free(idx), free(values);
     return 0;
 }
