@@ -3,11 +3,12 @@
 // is computed (on 64x32 or 128x64 tiles where C is at most 64 wide or tall).
 // This is the dense path of esmm_sgemm and the base the sparse kernels extend.
 //
-// Shared memory always holds op(A) as [k][m] and op(B) as [k][n] (padded
-// rows), whatever the operand's storage, so one compute loop serves all four
-// op combinations: an operand stored contiguous along m/n is copied with
-// 16-byte cp.async; one stored contiguous along k is transposed on the way in
-// with 4-byte cp.async (cp.async cannot transpose wider chunks).
+// Shared memory always holds op(A) as [k][m] and op(B) as [k][n] (rows padded
+// where transposed, smem_row), whatever the operand's storage, so one compute
+// loop serves all four op combinations: an operand stored contiguous along
+// m/n is copied with 16-byte cp.async; one stored contiguous along k is
+// transposed on the way in with 4-byte cp.async (cp.async cannot transpose
+// wider chunks).
 #include <cuda_runtime.h>
 
 #include "cuda/dense/ladder.cuh"
@@ -58,7 +59,7 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
     for (int s = 0; s < cfg::STAGES - 1; ++s)
         issue(s, s);
 
-    warp_tile_accumulator<cfg> acc;
+    warp_tile_accumulator<laid_out<cfg, A_LAYOUT, B_LAYOUT>> acc;
     int read_stage = 0, write_stage = cfg::STAGES - 1;
     for (int64_t kt = 0; kt < k_tiles; ++kt) {
         cp_async_wait<cfg::STAGES - 2>();

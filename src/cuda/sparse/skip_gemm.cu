@@ -37,8 +37,8 @@ template <int QN_, int BK_, int STAGES_, int CTAS_PER_SM_, int AHEAD_> struct sk
     static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
     static constexpr int WARPS = THREADS / 32;
     static constexpr int GROUP_M = 8;
-    static constexpr int A_ROW = BM + 4, B_ROW = BN + 4;
-    static constexpr int A_STAGE = BK * A_ROW, B_STAGE = BK * B_ROW;
+    // Room for the padded shared rows (smem_row); laid_out gives the lengths.
+    static constexpr int A_STAGE = BK * (BM + SMEM_ROW_PAD), B_STAGE = BK * (BN + SMEM_ROW_PAD);
     static constexpr int B_STRIPS = BN / 32;
     // One k-block (8 k) per thread of the first 128 per segment.
     static constexpr int SEGMENT_KBLOCKS = 128;
@@ -326,7 +326,8 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
     const int64_t kblocks = (p.k + 7) / 8;
     // The B strips of this warp's columns: 32 per accumulator quadrant, the
     // quadrants BN / QN apart.
-    using accumulator = warp_tile_accumulator<cfg>;
+    using rows = laid_out<cfg, A_LAYOUT, B_LAYOUT>;
+    using accumulator = warp_tile_accumulator<rows>;
     const int warp = threadIdx.x / 32;
     unsigned mine = 0;
 #pragma unroll
@@ -383,7 +384,7 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::CTAS_PER_SM)
                 const auto first = acc.load(a_stage, b_stage);
                 issue(s + cfg::STAGES - 1);
                 acc.multiply(first);
-                multiply_entries<cfg, 1>(acc, a_stage, b_stage, cfg::BK);
+                multiply_entries<rows, 1>(acc, a_stage, b_stage, cfg::BK);
             } else {
                 issue(s + cfg::STAGES - 1);
                 multiply_stage(acc, a_stage, b_stage, needs + s * cfg::BK, entries, mine,
