@@ -34,8 +34,9 @@ struct pipelined_config {
     static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
     static constexpr int WARPS = THREADS / 32;
     // A stage holds BK shared rows of each operand, with room for the
-    // padded ones (smem_row).
+    // padded ones (smem_row); rows copied along m/n carry no pad here.
     static constexpr int A_STAGE = BK * (BM + SMEM_ROW_PAD), B_STAGE = BK * (BN + SMEM_ROW_PAD);
+    static constexpr bool PAD_MN_ROWS = false;
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float);
     static constexpr int MIN_CTAS_PER_SM = CTAS_PER_SM;
     // Tile rows walked together, so concurrent CTAs share A and B panels in L2.
@@ -214,20 +215,21 @@ enum class tile_layout { K_CONTIG, MN_VECTOR, MN_SCALAR };
 // Shared memory holds an operand's tile as [k][mn] rows of MN values. Rows
 // that 4-byte copies transpose on the way in (K_CONTIG) carry SMEM_ROW_PAD
 // more, 4 (mod 32) floats, so a warp's copies (8 k x 4 mn) hit all 32 banks.
-// Rows copied along m/n carry none, so their copies land on 128-byte lines
-// as they leave them: padded, the dense kernel's 16-byte copies made the L1
-// fetch 1.5x the sectors they carry (ncu, 4096^3 TN: 201 M against 134 M),
-// and the kernel took 2.720 ms against 2.684. Both keep float4 reads aligned.
-template <tile_layout LAYOUT, int MN> constexpr int smem_row()
+// Rows copied along m/n carry the pad only where cfg::PAD_MN_ROWS: unpadded,
+// the dense kernel's copies land on 128-byte lines as they leave them, and
+// padded they made the L1 fetch 1.5x the sectors they carry (ncu, 4096^3 TN:
+// 201 M against 134 M; the kernel took 2.720 ms against 2.684). Either
+// length keeps float4 reads aligned.
+template <class cfg, tile_layout LAYOUT, int MN> constexpr int smem_row()
 {
-    return LAYOUT == tile_layout::K_CONTIG ? MN + SMEM_ROW_PAD : MN;
+    return LAYOUT == tile_layout::K_CONTIG || cfg::PAD_MN_ROWS ? MN + SMEM_ROW_PAD : MN;
 }
 
 // A tile configuration with the shared row lengths of its operands' layouts,
 // which the loaders write and the accumulator reads.
 template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT> struct laid_out : cfg {
-    static constexpr int A_ROW = smem_row<A_LAYOUT, cfg::BM>();
-    static constexpr int B_ROW = smem_row<B_LAYOUT, cfg::BN>();
+    static constexpr int A_ROW = smem_row<cfg, A_LAYOUT, cfg::BM>();
+    static constexpr int B_ROW = smem_row<cfg, B_LAYOUT, cfg::BN>();
 };
 
 // The copy layout of an operand: along k when op(X)'s k runs along X's rows,
@@ -305,7 +307,7 @@ template <class Launch> cudaError_t dispatch_layouts(const esmm_gemm_problem_t &
 }
 
 // Copies one BK x MN slice of op(X) into shared memory as [k][mn], rows
-// smem_row<LAYOUT, MN>() floats apart.
+// smem_row<cfg, LAYOUT, MN>() floats apart.
 //
 // Rows (mn) past the matrix feed only C entries that are never stored, so
 // their addresses are clamped into the matrix instead of predicated: full
@@ -315,7 +317,7 @@ template <class Launch> cudaError_t dispatch_layouts(const esmm_gemm_problem_t &
 template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader;
 
 template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> {
-    static constexpr int ROW = smem_row<tile_layout::K_CONTIG, MN>();
+    static constexpr int ROW = smem_row<cfg, tile_layout::K_CONTIG, MN>();
     // A warp copies a 4 (mn) x 8 (k) block per instruction: each group of 8
     // lanes reads 32 contiguous bytes of one row.
     static constexpr int ROW_GROUPS = MN / (4 * cfg::WARPS);
@@ -403,7 +405,7 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
 // Layouts along m/n: a warp copies one 512-byte row of the tile per pass.
 template <class cfg, tile_layout LAYOUT, int MN> struct tile_loader {
     static_assert(LAYOUT != tile_layout::K_CONTIG, "specialised above");
-    static constexpr int ROW = smem_row<LAYOUT, MN>();
+    static constexpr int ROW = smem_row<cfg, LAYOUT, MN>();
     static constexpr int CHUNKS_PER_ROW = MN / 4;
     static constexpr int ROWS_PER_PASS = cfg::THREADS / CHUNKS_PER_ROW;
     static constexpr int ITERS = cfg::BK / ROWS_PER_PASS;
