@@ -33,10 +33,10 @@ struct pipelined_config {
     static constexpr int QN = QUADS_N;
     static constexpr int THREADS = (BM / (4 * QM)) * (BN / (4 * QN));
     static constexpr int WARPS = THREADS / 32;
-    // A stage holds BK shared rows of each operand, with room for the
-    // padded ones (smem_row); rows copied along m/n carry no pad here.
+    // Rows copied along m/n carry no pad here (smem_row). A stage holds BK
+    // shared rows of each operand, with room for the padded ones.
+    static constexpr int MN_ROW_PAD = 0;
     static constexpr int A_STAGE = BK * (BM + SMEM_ROW_PAD), B_STAGE = BK * (BN + SMEM_ROW_PAD);
-    static constexpr bool PAD_MN_ROWS = false;
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float);
     static constexpr int MIN_CTAS_PER_SM = CTAS_PER_SM;
     // Tile rows walked together, so concurrent CTAs share A and B panels in L2.
@@ -215,14 +215,14 @@ enum class tile_layout { K_CONTIG, MN_VECTOR, MN_SCALAR };
 // Shared memory holds an operand's tile as [k][mn] rows of MN values. Rows
 // that 4-byte copies transpose on the way in (K_CONTIG) carry SMEM_ROW_PAD
 // more, 4 (mod 32) floats, so a warp's copies (8 k x 4 mn) hit all 32 banks.
-// Rows copied along m/n carry the pad only where cfg::PAD_MN_ROWS: unpadded,
+// Rows copied along m/n carry cfg::MN_ROW_PAD floats more: unpadded,
 // the dense kernel's copies land on 128-byte lines as they leave them, and
 // padded they made the L1 fetch 1.5x the sectors they carry (ncu, 4096^3 TN:
 // 201 M against 134 M; the kernel took 2.720 ms against 2.684). Either
 // length keeps float4 reads aligned.
 template <class cfg, tile_layout LAYOUT, int MN> constexpr int smem_row()
 {
-    return LAYOUT == tile_layout::K_CONTIG || cfg::PAD_MN_ROWS ? MN + SMEM_ROW_PAD : MN;
+    return LAYOUT == tile_layout::K_CONTIG ? MN + SMEM_ROW_PAD : MN + cfg::MN_ROW_PAD;
 }
 
 // A tile configuration with the shared row lengths of its operands' layouts,
