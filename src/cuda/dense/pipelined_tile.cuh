@@ -36,6 +36,7 @@ struct pipelined_config {
     // Rows copied along m/n carry no pad here (smem_row). A stage holds BK
     // shared rows of each operand, with room for the padded ones.
     static constexpr int MN_ROW_PAD = 0;
+    static_assert(MN_ROW_PAD <= SMEM_ROW_PAD, "the stages have room for the longer rows");
     static constexpr int A_STAGE = BK * (BM + SMEM_ROW_PAD), B_STAGE = BK * (BN + SMEM_ROW_PAD);
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float);
     static constexpr int MIN_CTAS_PER_SM = CTAS_PER_SM;
@@ -218,8 +219,8 @@ enum class tile_layout { K_CONTIG, MN_VECTOR, MN_SCALAR };
 // Rows copied along m/n carry cfg::MN_ROW_PAD floats more: unpadded,
 // the dense kernel's copies land on 128-byte lines as they leave them, and
 // padded they made the L1 fetch 1.5x the sectors they carry (ncu, 4096^3 TN:
-// 201 M against 134 M; the kernel took 2.720 ms against 2.684). Either
-// length keeps float4 reads aligned.
+// 201 M against 134 M; the call took 2.720 ms against 2.684). Either length
+// keeps float4 reads aligned.
 template <class cfg, tile_layout LAYOUT, int MN> constexpr int smem_row()
 {
     return LAYOUT == tile_layout::K_CONTIG ? MN + SMEM_ROW_PAD : MN + cfg::MN_ROW_PAD;
