@@ -10,6 +10,12 @@ esmm_cli_test(cli_csr_small 0 STDOUT "esmm +[0-9.]+ .* pass"
 esmm_cli_test(cli_csrmv_transposed 0 STDOUT "op.W. = W.T.*esmm +[0-9.]+ .* pass"
               ARGS bench --op csrmv --transpose T --backend cpu --rows 60 --cols 30 --nnz-per-row 4
                    --alpha 2 --beta -1 --runs 2)
+# The last --op decides, as for any repeated option.
+esmm_cli_test(cli_csr_op_repeated 0 STDOUT "esmm +[0-9.]+ .* pass"
+              ARGS bench --op sgemm --op csrmm --backend cpu --rows 20 --cols 16 --nnz-per-row 3
+                   --n 4 --runs 1)
+esmm_cli_test(cli_sgemm_op_repeated 0 STDOUT "sgemm m=8 n=8 k=8.*cpu .* pass"
+              ARGS bench --op csrmm --op=sgemm --backend cpu --size 8 --kernel cpu --runs 1)
 esmm_cli_test(cli_csr_json 0 JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_csr.json
               JSON_REGEX "\"op\": \"csrmm\"[^}]*\"transpose\": \"T\"[^}]*\"homogeneous\": true[^}]*\"check\": \"pass\""
               ARGS bench --op csrmm --transpose T --homogeneous --backend cpu --rows 30 --cols 20

@@ -263,6 +263,11 @@ static void test_parsing(void)
           "the sgemm options take --op sgemm: %s", err.text);
     sgemm_argv[1] = b4;
     CHECK(bench_parse_args(2, sgemm_argv, &sgemm, &err) == -1, "the sgemm options refuse --op csrmm");
+    /* The last --op decides. */
+    char c0[] = "--op", c1[] = "csrmm", c2[] = "--op", c3[] = "sgemm";
+    char *repeated[] = {c0, c1, c2, c3};
+    CHECK(bench_parse_args(4, repeated, &sgemm, &err) == 0,
+          "the sgemm options take --op csrmm --op sgemm: %s", err.text);
 
     static const struct {
         const char *args, *message;
@@ -287,6 +292,7 @@ static void test_parsing(void)
         {"--op csrmm --size 8", "unknown option '--size'"},
         {"--op csrmm --homogeneous=1", "takes no value"},
         {"--op sgemm", "options of its own"},
+        {"--op csrmm --op sgemm", "options of its own"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = parse(bad[i].args, &o, &err);

@@ -241,11 +241,8 @@ static int apply_option(const cli_option_t *s, const char *value, void *context,
     switch ((option_id_t)s->id) {
     case OPT_HELP: o->help = true; return 1;
     case OPT_OP:
-        if (cli_parse_bench_op(value, &o->op, err) != 0)
-            return -1;
-        if (o->op == BENCH_OP_SGEMM)
-            return cli_error_set(err, "--op sgemm has options of its own (esmm bench --help)");
-        return 0;
+        /* The last --op decides, as for any repeated option (bench_find_op). */
+        return cli_parse_bench_op(value, &o->op, err);
     case OPT_BACKEND: return cli_parse_backend(value, &o->backend, err);
     case OPT_KERNEL:
         if (*value == '\0')
@@ -347,6 +344,8 @@ int bench_csr_parse_args(int argc, char **argv, bench_csr_options_t *o, cli_erro
                                         apply_option, NULL, o, err);
     if (status < 0)
         return -1;
+    if (o->op == BENCH_OP_SGEMM)
+        return cli_error_set(err, "--op sgemm has options of its own (esmm bench --help)");
     if (o->help)
         return 0;
     kernel_list_t named;

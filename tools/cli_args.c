@@ -393,6 +393,7 @@ static int parse_path(const char *what, const char *text, const char **out, cli_
 typedef struct {
     bench_options_t *options;
     generator_flags_t generators;
+    const char *last_op; /* the last --op's value, if any */
 } bench_parse_state_t;
 
 static int apply_option(const cli_option_t *s, const char *value, void *context, cli_error_t *err)
@@ -437,13 +438,10 @@ static int apply_option(const cli_option_t *s, const char *value, void *context,
     case OPT_JSON: return parse_path(what, value, &o->json_path, err);
     case OPT_COMMIT: o->commit = value; return 0;
     case OPT_OP: {
+        /* The last --op decides, as for any repeated option (bench_find_op). */
         bench_op_t op;
-        if (cli_parse_bench_op(value, &op, err) != 0)
-            return -1;
-        if (op != BENCH_OP_SGEMM)
-            return cli_error_set(err, "--op %s takes the CSR options (esmm bench --op %s --help)",
-                                 value, value);
-        return 0;
+        state->last_op = value;
+        return cli_parse_bench_op(value, &op, err);
     }
     }
     return cli_error_set(err, "internal error: unhandled option %s", what);
@@ -542,11 +540,15 @@ int bench_parse_args(int argc, char **argv, bench_options_t *o, cli_error_t *err
     bench_parse_state_t state;
     memset(&state.generators, 0, sizeof state.generators);
     state.options = o;
+    state.last_op = NULL;
     state.generators.density_a = state.generators.density_b = state.generators.random = -1.0;
     int status = cli_parse_command_line(argc, argv, bench_option_specs, BENCH_OPTION_COUNT,
                                         apply_option, NULL, &state, err);
     if (status < 0)
         return -1;
+    if (state.last_op != NULL && strcmp(state.last_op, "sgemm") != 0)
+        return cli_error_set(err, "--op %s takes the CSR options (esmm bench --op %s --help)",
+                             state.last_op, state.last_op);
     if (o->help)
         return 0;
     if (o->sweep != SWEEP_NONE && check_sweep_flags(o, &state.generators, err) != 0)
