@@ -1,6 +1,8 @@
 /* The results file of --json. It is written beside its path and moved onto
  * it only once complete, so a run that fails leaves whatever the path held
- * (a symbolic link is followed, as a plain write would);
+ * (a symbolic link is followed, as a plain write would, even a dangling one;
+ * the file it replaces keeps its permissions, but a hard link to it keeps
+ * the old contents, as the file is replaced rather than rewritten);
  * a path naming something other than a regular file (a terminal, a pipe,
  * /dev/null) is written directly and never removed. A path naming one of the
  * run's input files is refused. */
