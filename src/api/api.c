@@ -340,14 +340,13 @@ static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_
     return st;
 }
 
-/* The masked paths: probe, extraction, plan, and the kernel(s). */
+/* The masked paths: probe, extraction, plan, and the kernel(s), in the
+ * workspace laid out as `layout`. */
 static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t *p,
                                 const run_request_t *request, esmm_pattern_t pattern_a,
-                                esmm_pattern_t pattern_b)
+                                esmm_pattern_t pattern_b, esmm_workspace_layout_t layout)
 {
     const int cuda = handle->backend == ESMM_BACKEND_CUDA;
-    const esmm_workspace_layout_t layout =
-        esmm_workspace_layout(p->m, p->n, p->k, p->op_a, p->op_b, cuda);
     esmm_status_t st = esmm_workspace_reserve(handle, layout.total);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
@@ -447,9 +446,11 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
     const int dense_index =
         cuda ? (request->kind == RUN_DENSE ? request->dense_index : esmm_cuda_kernel_count() - 1)
              : 0;
+    const esmm_workspace_layout_t layout =
+        esmm_workspace_layout(p->m, p->n, p->k, p->op_a, p->op_b, cuda);
     /* The top kernel may split k: its partial sums live in the workspace. */
     const size_t need =
-        !dense ? esmm_workspace_layout(p->m, p->n, p->k, p->op_a, p->op_b, cuda).total
+        !dense ? layout.total
         : cuda && dense_index == esmm_cuda_kernel_count() - 1 ? esmm_split_bytes(p->m, p->n, p->k)
                                                               : 0;
     /* Refusals come before the report is touched, so it stays as it was. */
@@ -459,7 +460,7 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
         return ESMM_STATUS_INVALID_VALUE; /* the caller's workspace is too small */
     *last = fresh;
     if (!dense)
-        return run_masked(handle, p, request, pattern_a, pattern_b);
+        return run_masked(handle, p, request, pattern_a, pattern_b, layout);
     last->path = ESMM_PATH_DENSE;
     last->masks = request->kind == RUN_DENSE ? ESMM_MASKS_NONE
                   : !maskable                ? ESMM_MASKS_K_TOO_LONG

@@ -36,7 +36,6 @@ struct pipelined_config {
     // Rows copied along m/n carry no pad here (smem_row). A stage holds BK
     // shared rows of each operand, with room for the padded ones.
     static constexpr int MN_ROW_PAD = 0;
-    static_assert(MN_ROW_PAD <= SMEM_ROW_PAD, "the stages have room for the longer rows");
     static constexpr int A_STAGE = BK * (BM + SMEM_ROW_PAD), B_STAGE = BK * (BN + SMEM_ROW_PAD);
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * (int)sizeof(float);
     static constexpr int MIN_CTAS_PER_SM = CTAS_PER_SM;
@@ -228,7 +227,9 @@ template <class cfg, tile_layout LAYOUT, int MN> constexpr int smem_row()
 
 // A tile configuration with the shared row lengths of its operands' layouts,
 // which the loaders write and the accumulator reads.
+// A stage holds BK rows of SMEM_ROW_PAD more than the tile, room for either.
 template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT> struct laid_out : cfg {
+    static_assert(cfg::MN_ROW_PAD <= SMEM_ROW_PAD, "a stage has room for the rows");
     static constexpr int A_ROW = smem_row<cfg, A_LAYOUT, cfg::BM>();
     static constexpr int B_ROW = smem_row<cfg, B_LAYOUT, cfg::BN>();
 };
