@@ -107,7 +107,11 @@ esmm_status_t esmm_sgemm(esmm_handle_t handle,
  * Kernels by name, for benchmarks and tests: the same product as esmm_sgemm
  * through one named kernel of the handle's backend. esmm_kernel_count and
  * esmm_kernel_name list them (index 0 .. count-1); an unknown name gives
- * ESMM_STATUS_INVALID_VALUE.
+ * ESMM_STATUS_INVALID_VALUE. On CUDA: the dense ladder ("pipelined" last),
+ * the zero-skipping kernel skipping by A's, B's or both operands' masks
+ * ("sparse-a", "sparse-b", "sparse-joint"), and "sparse-union", the dense
+ * kernel over only the k that some strip of op(A) and some strip of op(B)
+ * need (the union path, below).
  */
 int esmm_kernel_count(esmm_handle_t handle);
 const char *esmm_kernel_name(esmm_handle_t handle, int index);
@@ -134,6 +138,10 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * compare equal; seen on the H100 wherever an A strip skips the zero
  * products that follow such a sum). The CPU backend rounds each product first
  * and has no such case.
+ * On the GPU the plan may also take the union path: where whole columns of
+ * op(A) or rows of op(B) are zero in every strip (dead channels), the dense
+ * kernel's tiles run over only the other k, listed once per call; a k is
+ * kept wherever a NaN or an infinity meets the other operand's zeros.
  * First it samples 256 such blocks of each operand (of a pattern given
  * instead, its bytes); where the shares of zero slices in the two samples add
  * up to less than 1/5, skipping cannot pay, and the call runs the dense kernel
@@ -214,8 +222,10 @@ typedef struct {
     double extraction_ms;    /* time of the probe and both extractions (with the k-major
                                 copy an extraction may write); < 0 when not measured */
     const char *form;        /* the zero-skipping kernel's form on the GPU, "pair warps",
-                                "strip warps" or "warp lists" (README, How esmm skips
-                                zeros); NULL for other paths and on the CPU backend */
+                                "strip warps", "warp lists", or "union" (the dense
+                                kernel over the listed k; work_fraction is then the
+                                share of k listed) (README, How esmm skips zeros);
+                                NULL for other paths and on the CPU backend */
     esmm_masks_source_t masks; /* whether masks were used, or why none were */
 } esmm_info_t;
 
@@ -273,7 +283,8 @@ esmm_status_t esmm_set_min_planned_work(esmm_handle_t handle, int64_t multiply_a
 esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_adds);
 
 /*
- * Workspace (the operands' masks and, on CUDA, for a product with few tiles of
+ * Workspace (the operands' masks and, on CUDA, the union path's list of k
+ * (about 4.3 bytes per k), for a product with few tiles of
  * C and a long k, which the kernels split along k, its partial sums, and for
  * op(A) = A or op(B) = B^T a k-major copy of that operand, which the
  * zero-skipping kernel, or the dense kernel when both run along k, reads

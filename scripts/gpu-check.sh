@@ -2,7 +2,8 @@
 # On a machine with a GPU: build for it, run the whole test suite (GPU tests
 # included), then the dense-ladder benchmark, the top kernel under all four op
 # combinations, and the zero-skipping sweeps (the target table and speedup
-# against density), the CSR target sweep against cuSPARSE, and the Python
+# against density), dead channels on the union path, the CSR target sweep
+# against cuSPARSE, and the Python
 # package's tests and real-data example against this build's libesmm (PyTorch,
 # CuPy and scikit-learn from the machine), and on request (PARTS=sanitize, it
 # takes long) compute-sanitizer's four tools over the GPU test programs and
@@ -10,14 +11,14 @@
 # picks tools). Everything is
 # logged under $OUT. PARTS picks what runs after the build (default: all but
 # sanitize).
-#   OUT=dir [PARTS="tests ladder ops sweeps csr python sanitize"] scripts/gpu-check.sh
+#   OUT=dir [PARTS="tests ladder ops sweeps union csr python sanitize"] scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-check-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 status=0
-PARTS=${PARTS:-tests ladder ops sweeps csr python}
+PARTS=${PARTS:-tests ladder ops sweeps union csr python}
 wants() { [[ " $PARTS " == *" $1 "* ]]; }
 
 nvidia-smi >"$OUT/build.log" 2>&1 || true
@@ -56,6 +57,19 @@ if wants sweeps; then
   "$esmm" bench --sweep density --size 4096 --cached-b --json "$OUT/h100-density.json" \
     >>"$OUT/sweep.log" 2>&1 || status=1
   tail -40 "$OUT/sweep.log"
+fi
+if wants union; then
+  # Dead channels (every strip zero at the k a pattern leaves out): the union
+  # path beside the pair warps and the dense kernel.
+  for p in "--pattern-a 10101010" "--pattern-a 10001000" "--pattern-a 11111100" \
+           "--pattern 11110000" "--pattern-a 10101010 --transa T"; do
+    # shellcheck disable=SC2086 # $p is a list of bench arguments
+    "$esmm" bench --kernel cublas,pipelined,sparse-a,sparse-union,esmm --size 4096 $p \
+      --runs 20 --no-check --json "$OUT/union-$(echo "$p" | tr -d ' -').json" 2>&1 | tail -6 ||
+      status=1
+  done
+  python3 scripts/merge_results.py "$OUT/h100-union.json" "$OUT"/union-*.json 2>/dev/null
+  rm -f "$OUT"/union-*.json
 fi
 if wants csr; then
   "$esmm" bench --op csrmm --sweep csr-targets --json "$OUT/h100-spmm.json" \

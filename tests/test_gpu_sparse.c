@@ -64,11 +64,16 @@ static const shape_t shapes[] = {
 };
 
 typedef struct {
-    double a, b; /* strip densities of op(A) and op(B) */
+    double a, b;              /* strip densities of op(A) and op(B) */
+    int dead_a, dead_b;       /* > 0: only every dead_x-th k is live in op(X), in every strip */
 } density_t;
 
+/* The last two have dead channels, zero in every strip (where the union
+ * path pays): a quarter of op(A)'s k live, or a half of op(A)'s at strip
+ * density 0.5 and a third of op(B)'s. */
 static const density_t densities[] = {
-    {0.125, 0.125}, {0.25, 0.25}, {0.5, 0.5}, {1.0, 1.0}, {0.125, 1.0}, {1.0, 0.125},
+    {0.125, 0.125, 0, 0}, {0.25, 0.25, 0, 0}, {0.5, 0.5, 0, 0}, {1.0, 1.0, 0, 0},
+    {0.125, 1.0, 0, 0},   {1.0, 0.125, 0, 0}, {1.0, 1.0, 4, 0}, {0.5, 1.0, 2, 3},
 };
 
 /* Where the stream and timing checks run: shape and density indices. */
@@ -78,7 +83,8 @@ static const density_t densities[] = {
 #define TIMING_DENSITY 0
 
 static const esmm_operation_t both_ops[] = {ESMM_OP_N, ESMM_OP_T};
-static const char *const skip_kernels[] = {"sparse-a", "sparse-b", "sparse-joint"};
+static const char *const skip_kernels[] = {"sparse-a", "sparse-b", "sparse-joint",
+                                           "sparse-union"};
 
 /* ---- operands ----------------------------------------------------------- */
 
@@ -120,11 +126,13 @@ static float operand_at(const operand_t *x, int64_t i, int64_t kk)
     return x->host[x->offset + i * x->i_stride + kk * x->k_stride];
 }
 
-/* Strip generator, NaN in the row padding (no path may read it), uploaded.
- * counts[kk] = how many strips hold a nonzero at kk; tiles[kk] = how many
- * groups of ESMM_PLAN_TILE_STRIPS strips do in any strip. */
-static void operand_fill(operand_t *x, double density, uint64_t *rng, unsigned long long *counts,
-                         unsigned long long *tiles)
+/* Strip generator, NaN in the row padding (no path may read it), uploaded:
+ * a strip holds nonzeros at kk with probability density, and where dead > 0
+ * only at the kk that dead divides. counts[kk] = how many strips hold a
+ * nonzero at kk; tiles[kk] = how many groups of ESMM_PLAN_TILE_STRIPS strips
+ * do in any strip. */
+static void operand_fill(operand_t *x, double density, int dead, uint64_t *rng,
+                         unsigned long long *counts, unsigned long long *tiles)
 {
     const float poison = poison_value();
     for (int64_t i = 0; i < x->len; i++)
@@ -137,7 +145,7 @@ static void operand_fill(operand_t *x, double density, uint64_t *rng, unsigned l
     for (int64_t s = 0; s < strips; s++) {
         const int64_t i0 = s * ESMM_PATTERN_STRIP;
         for (int64_t kk = 0; kk < x->k; kk++) {
-            const int on = rng_uniform(rng) < density;
+            const int on = rng_uniform(rng) < density && (dead == 0 || kk % dead == 0);
             counts[kk] += (unsigned long long)on;
             tile_on[kk] |= (unsigned char)on;
             for (int64_t i = i0; i < min_i64(x->rows, i0 + ESMM_PATTERN_STRIP); i++)
@@ -210,8 +218,8 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
     unsigned long long *tiles_b = host_alloc(p.k, sizeof *tiles_b);
     p.a = operand_alloc(p.op_a == ESMM_OP_N, p.m, p.k, shape);
     p.b = operand_alloc(p.op_b == ESMM_OP_T, p.n, p.k, shape);
-    operand_fill(&p.a, d->a, &rng, count_a, tiles_a);
-    operand_fill(&p.b, d->b, &rng, count_b, tiles_b);
+    operand_fill(&p.a, d->a, d->dead_a, &rng, count_a, tiles_a);
+    operand_fill(&p.b, d->b, d->dead_b, &rng, count_b, tiles_b);
     memset(&p.steps, 0, sizeof p.steps);
     const double strips_a = (double)esmm_pattern_strips(p.m);
     const double strips_b = (double)esmm_pattern_strips(p.n);
@@ -222,6 +230,8 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
         work += count_a[kk] * count_b[kk];
         p.steps.steps_normal += count_a[kk] * tiles_b[kk];
         p.steps.steps_swapped += count_b[kk] * tiles_a[kk];
+        p.steps.union_skipped +=
+            (unsigned long long)!esmm_union_needs_k(count_a[kk] > 0, count_b[kk] > 0, 0, 0);
     }
     p.steps.work = work;
     unsigned zero_a, slices_a, zero_b, slices_b;
@@ -252,8 +262,12 @@ static problem_t problem_make(const shape_t *shape, const density_t *d, int vari
     for (int64_t i = 0; p.beta != 0.0f && i < p.m; i++)
         for (int64_t j = 0; j < p.n; j++)
             p.c_init[p.c_lead + i * p.ldc + j] = nonzero_value(&rng);
-    snprintf(p.label, sizeof p.label, "%lldx%lldx%lld d=%g/%g op %s%s alpha %g beta %g%s",
-             (long long)p.m, (long long)p.n, (long long)p.k, d->a, d->b, op_label(p.op_a),
+    char dead[40] = "";
+    if (d->dead_a || d->dead_b)
+        snprintf(dead, sizeof dead, " live k 1/%d, 1/%d", d->dead_a ? d->dead_a : 1,
+                 d->dead_b ? d->dead_b : 1);
+    snprintf(p.label, sizeof p.label, "%lldx%lldx%lld d=%g/%g%s op %s%s alpha %g beta %g%s",
+             (long long)p.m, (long long)p.n, (long long)p.k, d->a, d->b, dead, op_label(p.op_a),
              op_label(p.op_b), (double)p.alpha, (double)p.beta,
              shape->pad || shape->offset ? " ld+1 base+1" : "");
     return p;
@@ -358,8 +372,8 @@ static void verify_same_bits(const problem_t *p, const char *path)
 
 /* Planned calls that skipped, by the form of the kernel that ran
  * (esmm_plan_form_t). */
-static const char *const form_names[] = {"pair warps", "strip warps", "warp lists"};
-static int forms_run[3];
+static const char *const form_names[] = {"pair warps", "strip warps", "warp lists", "union"};
+static int forms_run[4];
 /* Planned warp-list calls with both operands along k (NT: two copies). */
 static int lists_with_two_copies;
 static int lists_split; /* planned warp-list calls on a product that splits k */
@@ -375,7 +389,7 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     esmm_info_t info;
     memset(&info, 0, sizeof info);
     const esmm_status_t st = esmm_get_last_info(h, &info);
-    if (d->a == 1.0 && d->b == 1.0)
+    if (d->a == 1.0 && d->b == 1.0 && d->dead_a == 0 && d->dead_b == 0)
         CHECK(p->probed_dense, "%s %s: the probe's counts over dense data do not send it dense",
               p->label, path);
     if (p->probed_dense) {
@@ -400,7 +414,7 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
                      esmm_plan_swapped_wide(p->n, p->op_a),
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k, p->op_a,
                                           p->op_b),
-                     made);
+                     made, esmm_union_share(&p->steps, p->k));
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
     if (sparse) {
         /* The form esmm_get_last_info reports (read from the device's plan)
@@ -409,7 +423,7 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
         CHECK(info.form != NULL && strcmp(info.form, want_form) == 0,
               "%s %s: form \"%s\", the plan's rule gives \"%s\"", p->label, path,
               info.form ? info.form : "(NULL)", want_form);
-        for (int f = 0; f < 3; f++)
+        for (int f = 0; f < 4; f++)
             forms_run[f] += info.form != NULL && strcmp(info.form, form_names[f]) == 0;
         lists_with_two_copies += plan.form == ESMM_FORM_WARP_LISTS &&
                                  esmm_plan_warp_lists_copy(p->op_a, p->op_b) == ESMM_COPY_BOTH;
@@ -422,7 +436,10 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
           p->label, path, esmm_status_string(st), info.density_a, info.density_b, p->density_a,
           p->density_b);
     const esmm_path_t want = sparse ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
-    const double want_work = sparse ? p->work_fraction : 1.0;
+    const double want_work = plan.decision == ESMM_PLAN_UNION
+                                 ? esmm_union_share(&p->steps, p->k)
+                             : sparse ? p->work_fraction
+                                      : 1.0;
     CHECK(info.path == want && fabs(info.work_fraction - want_work) <= STAT_TOL,
           "%s %s: the masks leave %.6f of the work; reported path %d (kernel %s) work %.6f, "
           "expected path %d work %.6f",
@@ -431,8 +448,25 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     /* The planner's decision at the two ends the issue names. */
     if (d->a == 0.125 && d->b == 0.125)
         CHECK(info.path == ESMM_PATH_SPARSE, "%s %s: density 0.125 did not skip", p->label, path);
-    if (d->a == 1.0 && d->b == 1.0)
+    if (d->a == 1.0 && d->b == 1.0 && d->dead_a == 0 && d->dead_b == 0)
         CHECK(info.path == ESMM_PATH_DENSE, "%s %s: density 1 did not run dense", p->label, path);
+}
+
+/* What esmm_get_last_info says after the union path was forced: its kernel
+ * and form, and the share of k it listed. */
+static void verify_union_info(esmm_handle_t h, const problem_t *p)
+{
+    esmm_info_t info;
+    memset(&info, 0, sizeof info);
+    const esmm_status_t st = esmm_get_last_info(h, &info);
+    const double want = esmm_union_share(&p->steps, p->k);
+    CHECK(st == ESMM_STATUS_SUCCESS && info.path == ESMM_PATH_SPARSE && info.kernel != NULL &&
+              strcmp(info.kernel, "sparse-union") == 0 && info.form != NULL &&
+              strcmp(info.form, "union") == 0 && fabs(info.work_fraction - want) <= STAT_TOL,
+          "%s sparse-union: esmm_get_last_info \"%s\", path %d kernel %s form %s work %.6f, "
+          "expected the union form with %.6f of k listed",
+          p->label, esmm_status_string(st), (int)info.path, info.kernel ? info.kernel : "(NULL)",
+          info.form ? info.form : "(NULL)", info.work_fraction, want);
 }
 
 /* esmm_sgemm and the skip kernel on a created non-blocking stream give the
@@ -531,6 +565,7 @@ static void run_problem(esmm_handle_t h, const shape_t *shape, const density_t *
         {skip_kernels[0], NULL, NULL, skip_kernels[0]},
         {skip_kernels[1], NULL, NULL, skip_kernels[1]},
         {skip_kernels[2], NULL, NULL, skip_kernels[2]},
+        {skip_kernels[3], NULL, NULL, skip_kernels[3]},
         {NULL, NULL, pb, "esmm_sgemm_patterns(B cached)"},
     };
     esmm_status_t st = run_path(h, &p, &dense, NULL, p.dense);
@@ -544,6 +579,8 @@ static void run_problem(esmm_handle_t h, const shape_t *shape, const density_t *
         verify_same_bits(&p, paths[i].label);
         if (paths[i].kernel == NULL)
             verify_plan(h, &p, d, paths[i].pb != NULL, paths[i].label);
+        else if (paths[i].kernel == skip_kernels[3])
+            verify_union_info(h, &p);
     }
     if (checks & CHECK_STREAM)
         check_stream(h, &p);
@@ -742,7 +779,7 @@ static void check_size_gate(esmm_handle_t h)
 
 static void run_copy_cases(esmm_handle_t h)
 {
-    const density_t dense_data = {1.0, 1.0};
+    const density_t dense_data = {1.0, 1.0, 0, 0};
     for (size_t i = 0; i < COUNT_OF(single_copy_cases); i++) {
         const shape_t *s = &single_copy_cases[i].shape;
         const int variant = single_copy_cases[i].variant;
@@ -776,8 +813,9 @@ static void run_copy_cases(esmm_handle_t h)
  * launches (2048 blocks) have too many and wait. */
 static void run_back_to_back(esmm_handle_t h)
 {
-    static const density_t mix[] = {{1.0, 1.0},  {0.125, 0.125}, {0.5, 0.5}, {0.125, 1.0},
-                                    {1.0, 0.125}, {1.0, 1.0},     {0.25, 0.25}};
+    static const density_t mix[] = {{1.0, 1.0, 0, 0},   {0.125, 0.125, 0, 0}, {0.5, 0.5, 0, 0},
+                                    {0.125, 1.0, 0, 0}, {1.0, 0.125, 0, 0},   {1.0, 1.0, 0, 0},
+                                    {0.25, 0.25, 0, 0}, {1.0, 1.0, 4, 0}};
     static const size_t mix_shapes[] = {0, 6, 2};
     const path_t dense = {"pipelined", NULL, NULL, "pipelined"};
     const path_t planned = {NULL, NULL, NULL, "esmm_sgemm"};
@@ -820,6 +858,72 @@ static void run_back_to_back(esmm_handle_t h)
     }
 }
 
+/* A product with tight row-major storage: op(A) m x k (A stored as op_a
+ * says), B k x n, C m x n; host copies (dense: the dense kernel's C, got:
+ * another path's) and device buffers. */
+typedef struct {
+    esmm_operation_t op_a;
+    int64_t m, n, k, lda;
+    size_t a_len, b_len, c_len;
+    float *a, *b, *dense, *got;
+    float *a_dev, *b_dev, *c_dev;
+} tight_problem_t;
+
+/* Host buffers of t, uninitialised; 0 (and a failed check) without memory. */
+static int tight_alloc(tight_problem_t *t, esmm_operation_t op_a, int64_t m, int64_t n, int64_t k,
+                       const char *what)
+{
+    *t = (tight_problem_t){op_a, m, n, k, op_a == ESMM_OP_N ? k : m, (size_t)(m * k),
+                           (size_t)(k * n), (size_t)(m * n), NULL, NULL, NULL, NULL,
+                           NULL, NULL, NULL};
+    t->a = malloc(t->a_len * sizeof(float)), t->b = malloc(t->b_len * sizeof(float));
+    t->dense = malloc(t->c_len * sizeof(float)), t->got = malloc(t->c_len * sizeof(float));
+    if (t->a != NULL && t->b != NULL && t->dense != NULL && t->got != NULL)
+        return 1;
+    CHECK(0, "%s, %lldx%lldx%lld: out of host memory", what, (long long)m, (long long)n,
+          (long long)k);
+    free(t->a), free(t->b), free(t->dense), free(t->got);
+    return 0;
+}
+
+/* Element (i, kk) of op(A) in t's host copy. */
+static float *tight_a(const tight_problem_t *t, int64_t i, int64_t kk)
+{
+    return &t->a[t->op_a == ESMM_OP_N ? i * t->lda + kk : kk * t->lda + i];
+}
+
+static void tight_upload(tight_problem_t *t)
+{
+    t->a_dev = device_alloc(t->a_len * sizeof(float));
+    t->b_dev = device_alloc(t->b_len * sizeof(float));
+    t->c_dev = device_alloc(t->c_len * sizeof(float));
+    device_upload(t->a_dev, t->a, t->a_len * sizeof(float));
+    device_upload(t->b_dev, t->b, t->b_len * sizeof(float));
+}
+
+/* C = alpha op(A) B + beta C through kernel, or esmm_sgemm where kernel is
+ * NULL, C poisoned first; waits for the device. */
+static esmm_status_t tight_run(esmm_handle_t h, const tight_problem_t *t, const char *kernel,
+                               const float *alpha, const float *beta)
+{
+    cuda_must(cudaMemset(t->c_dev, 0xff, t->c_len * sizeof(float)), "cudaMemset C");
+    const esmm_status_t st =
+        kernel != NULL ? esmm_sgemm_kernel(h, kernel, t->op_a, ESMM_OP_N, t->m, t->n, t->k, alpha,
+                                           t->a_dev, t->lda, t->b_dev, t->n, beta, t->c_dev, t->n)
+                       : esmm_sgemm(h, t->op_a, ESMM_OP_N, t->m, t->n, t->k, alpha, t->a_dev,
+                                    t->lda, t->b_dev, t->n, beta, t->c_dev, t->n);
+    cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a product");
+    return st;
+}
+
+static void tight_free(tight_problem_t *t)
+{
+    device_free(t->a_dev);
+    device_free(t->b_dev);
+    device_free(t->c_dev);
+    free(t->a), free(t->b), free(t->dense), free(t->got);
+}
+
 /* Products too small for FP32 (esmm.h, "Zero-skipping"): every row of op(A)
  * holds 1e-30 at k < 8 and zeros past it, but for a 1 at k = 8 in row 0; B
  * holds -1e-30 at k < 8, 1 at k < 16 and zeros past (all 1 past k = 8 at
@@ -834,42 +938,24 @@ static void run_back_to_back(esmm_handle_t h)
 static void check_underflowing_products(esmm_handle_t h, esmm_operation_t op_a, int64_t m,
                                         int64_t n, int64_t k)
 {
-    const int64_t lda = op_a == ESMM_OP_N ? k : m;
-    const size_t a_len = (size_t)(m * k), b_len = (size_t)(k * n), c_len = (size_t)(m * n);
-    float *a = malloc(a_len * sizeof(float)), *b = malloc(b_len * sizeof(float));
-    float *dense = malloc(c_len * sizeof(float)), *got = malloc(c_len * sizeof(float));
-    if (a == NULL || b == NULL || dense == NULL || got == NULL) {
-        CHECK(0, "underflowing products, %lldx%lldx%lld: out of host memory", (long long)m,
-              (long long)n, (long long)k);
-        free(a), free(b), free(dense), free(got);
+    tight_problem_t t;
+    if (!tight_alloc(&t, op_a, m, n, k, "underflowing products"))
         return;
-    }
     for (int64_t i = 0; i < m; i++)
         for (int64_t kk = 0; kk < k; kk++)
-            a[op_a == ESMM_OP_N ? i * lda + kk : kk * lda + i] =
-                kk < 8 ? 1e-30f : i == 0 && kk == 8 ? 1.0f : 0.0f;
+            *tight_a(&t, i, kk) = kk < 8 ? 1e-30f : i == 0 && kk == 8 ? 1.0f : 0.0f;
     for (int64_t kk = 0; kk < k; kk++)
         for (int64_t j = 0; j < n; j++)
-            b[kk * n + j] = kk < 8 ? -1e-30f : kk < 16 || k <= 64 ? 1.0f : 0.0f;
-    float *a_dev = device_alloc(a_len * sizeof(float)), *b_dev = device_alloc(b_len * sizeof(float));
-    float *c_dev = device_alloc(c_len * sizeof(float));
-    device_upload(a_dev, a, a_len * sizeof(float));
-    device_upload(b_dev, b, b_len * sizeof(float));
+            t.b[kk * n + j] = kk < 8 ? -1e-30f : kk < 16 || k <= 64 ? 1.0f : 0.0f;
+    tight_upload(&t);
     const float alpha = 1.0f, beta = 0.0f;
-    static const char *const kernels[] = {"pipelined", "sparse-a", "sparse-b", "sparse-joint",
-                                          NULL};
+    static const char *const kernels[] = {"pipelined",    "sparse-a", "sparse-b",
+                                          "sparse-joint", "sparse-union", NULL};
     for (size_t q = 0; q < COUNT_OF(kernels); q++) {
         const char *name = kernels[q] != NULL ? kernels[q] : "esmm_sgemm";
-        cuda_must(cudaMemset(c_dev, 0xff, c_len * sizeof(float)), "cudaMemset C");
-        const esmm_status_t st =
-            kernels[q] != NULL
-                ? esmm_sgemm_kernel(h, kernels[q], op_a, ESMM_OP_N, m, n, k, &alpha, a_dev, lda,
-                                    b_dev, n, &beta, c_dev, n)
-                : esmm_sgemm(h, op_a, ESMM_OP_N, m, n, k, &alpha, a_dev, lda, b_dev, n, &beta,
-                             c_dev, n);
+        const esmm_status_t st = tight_run(h, &t, kernels[q], &alpha, &beta);
         CHECK(st == ESMM_STATUS_SUCCESS, "underflowing products, %lldx%lldx%lld, %s: returned \"%s\"",
               (long long)m, (long long)n, (long long)k, name, esmm_status_string(st));
-        cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a product");
         esmm_info_t info;
         const int have_info = esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS;
         const char *form = have_info && info.form != NULL ? info.form : "no form";
@@ -878,14 +964,14 @@ static void check_underflowing_products(esmm_handle_t h, esmm_operation_t op_a, 
                   "underflowing products, %lldx%lldx%lld: sparse-joint ran \"%s\" over %lld "
                   "ranges of k, not the warp lists over several", (long long)m, (long long)n,
                   (long long)k, form, (long long)esmm_k_split(m, n, k).splits);
-        float *out = q == 0 ? dense : got;
-        device_download(out, c_dev, c_len * sizeof(float));
+        float *out = q == 0 ? t.dense : t.got;
+        device_download(out, t.c_dev, t.c_len * sizeof(float));
         int64_t bad = 0, signs = 0;
-        for (size_t idx = 0; idx < c_len; idx++) {
-            const int zeros = out[idx] == 0.0f && dense[idx] == 0.0f;
+        for (size_t idx = 0; idx < t.c_len; idx++) {
+            const int zeros = out[idx] == 0.0f && t.dense[idx] == 0.0f;
             const int want_ok = q != 0 || out[idx] == (idx < (size_t)n ? 1.0f : 0.0f);
-            bad += !want_ok || (float_bits(out[idx]) != float_bits(dense[idx]) && !zeros);
-            signs += zeros && float_bits(out[idx]) != float_bits(dense[idx]);
+            bad += !want_ok || (float_bits(out[idx]) != float_bits(t.dense[idx]) && !zeros);
+            signs += zeros && float_bits(out[idx]) != float_bits(t.dense[idx]);
         }
         CHECK(bad == 0, "underflowing products, %lldx%lldx%lld, %s: %lld values off (C(0, j) "
               "must be 1, the rest zeros, each with the dense kernel's bits but for the sign of "
@@ -894,10 +980,73 @@ static void check_underflowing_products(esmm_handle_t h, esmm_operation_t op_a, 
                "than the dense kernel's\n", (long long)m, (long long)n, (long long)k, name, form,
                (long long)signs);
     }
-    device_free(a_dev);
-    device_free(b_dev);
-    device_free(c_dev);
-    free(a), free(b), free(dense), free(got);
+    tight_free(&t);
+}
+
+/* Dead channels with NaN and Inf beside them: op(A) is zero in every row
+ * at the k that 3 does not divide, op(B) in every column at the k that 5
+ * divides. NaN and Inf in op(B)'s rows where op(A) is dead, and in op(A)'s
+ * columns where op(B) is dead, make those k needed all the same (0 x NaN
+ * and 0 x Inf are NaN): the union path, forced and as the planner's choice,
+ * must give the dense kernel's bits, NaN included. */
+static void check_union_nonfinite(esmm_handle_t h, esmm_operation_t op_a, int64_t m, int64_t n,
+                                  int64_t k)
+{
+    tight_problem_t t;
+    if (!tight_alloc(&t, op_a, m, n, k, "union with NaN/Inf"))
+        return;
+    uint64_t rng = 0x0F1Eu + (uint64_t)m;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t kk = 0; kk < k; kk++)
+            *tight_a(&t, i, kk) = kk % 3 == 0 ? nonzero_value(&rng) : 0.0f;
+    for (int64_t kk = 0; kk < k; kk++)
+        for (int64_t j = 0; j < n; j++)
+            t.b[kk * n + j] = kk % 5 == 0 ? 0.0f : nonzero_value(&rng);
+    t.b[1 * n + 7] = NAN;           /* op(A) dead at k = 1: column 7 of C is NaN */
+    t.b[2 * n + 9] = INFINITY;      /* and at k = 2: column 9 */
+    *tight_a(&t, 4, 10) = INFINITY; /* op(B) dead at k = 10: row 4 */
+    *tight_a(&t, 6, 20) = NAN;      /* and at k = 20: row 6 */
+    tight_upload(&t);
+    const float alpha = 1.5f, beta = 0.0f;
+    /* Planned at this size too: the union path lists a third of k less the
+     * dead rows of op(B), and wins. */
+    CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
+    static const char *const kernels[] = {"pipelined", "sparse-union", NULL};
+    for (size_t q = 0; q < COUNT_OF(kernels); q++) {
+        const char *name = kernels[q] != NULL ? kernels[q] : "esmm_sgemm";
+        const esmm_status_t st = tight_run(h, &t, kernels[q], &alpha, &beta);
+        CHECK(st == ESMM_STATUS_SUCCESS, "union with NaN/Inf, %lldx%lldx%lld, %s: returned \"%s\"",
+              (long long)m, (long long)n, (long long)k, name, esmm_status_string(st));
+        esmm_info_t info;
+        const int have_info = esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS;
+        if (q > 0)
+            CHECK(have_info && info.form != NULL && strcmp(info.form, "union") == 0,
+                  "union with NaN/Inf, %lldx%lldx%lld, %s: ran \"%s\", not the union path",
+                  (long long)m, (long long)n, (long long)k, name,
+                  have_info && info.form ? info.form : "no form");
+        float *out = q == 0 ? t.dense : t.got;
+        device_download(out, t.c_dev, t.c_len * sizeof(float));
+        if (q == 0) {
+            /* The dense result has what the test is about. */
+            CHECK(isnan(out[3 * n + 7]) && isnan(out[5 * n + 9]) && isnan(out[4 * n + 1]) &&
+                      isnan(out[6 * n + 2]) && isfinite(out[0]),
+                  "union with NaN/Inf, %lldx%lldx%lld: the dense kernel's C lacks the NaN of "
+                  "0 x NaN and 0 x Inf", (long long)m, (long long)n, (long long)k);
+            continue;
+        }
+        int64_t bad = 0, first = -1;
+        for (size_t idx = 0; idx < t.c_len; idx++)
+            if (float_bits(out[idx]) != float_bits(t.dense[idx]) && bad++ == 0)
+                first = (int64_t)idx;
+        CHECK(bad == 0, "union with NaN/Inf, %lldx%lldx%lld, %s: %lld values differ from the "
+              "dense kernel's bits, first C(%lld, %lld) = %g, dense %g", (long long)m,
+              (long long)n, (long long)k, name, (long long)bad, (long long)(first / n),
+              (long long)(first % n), first >= 0 ? (double)out[first] : 0.0,
+              first >= 0 ? (double)t.dense[first] : 0.0);
+    }
+    CHECK(esmm_set_min_planned_work(h, ESMM_DEFAULT_MIN_PLANNED_WORK) == ESMM_STATUS_SUCCESS,
+          "esmm_set_min_planned_work back");
+    tight_free(&t);
 }
 
 int main(void)
@@ -925,14 +1074,16 @@ int main(void)
     check_underflowing_products(h, ESMM_OP_N, 64, 64, 64);
     /* Warp lists, split along k in 5 ranges (as shape 2053 x 1031 x 2051 above). */
     check_underflowing_products(h, ESMM_OP_T, 2053, 1031, 2051);
+    check_union_nonfinite(h, ESMM_OP_N, 300, 260, 515);
+    check_union_nonfinite(h, ESMM_OP_T, 1000, 777, 2049);
     /* Every form of the skipping kernel ran (as esmm_get_last_info reports),
      * each checked bit for bit above. */
-    CHECK(forms_run[0] > 0 && forms_run[1] > 0 && forms_run[2] > 0,
+    CHECK(forms_run[0] > 0 && forms_run[1] > 0 && forms_run[2] > 0 && forms_run[3] > 0,
           "planned calls ran the pair-warp form %d times, the strip-warp form %d times, the "
-          "warp lists %d times",
-          forms_run[0], forms_run[1], forms_run[2]);
-    printf("planned skipping calls: %d pair-warp, %d strip-warp, %d warp-list\n", forms_run[0],
-           forms_run[1], forms_run[2]);
+          "warp lists %d times, the union path %d times",
+          forms_run[0], forms_run[1], forms_run[2], forms_run[3]);
+    printf("planned skipping calls: %d pair-warp, %d strip-warp, %d warp-list, %d union\n",
+           forms_run[0], forms_run[1], forms_run[2], forms_run[3]);
     CHECK(lists_with_two_copies > 0, "no planned call ran the warp lists on two copies (NT)");
     printf("planned warp-list calls on two copies: %d\n", lists_with_two_copies);
     CHECK(lists_split > 0, "no planned call ran the warp lists on a product that splits k");

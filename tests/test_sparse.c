@@ -267,6 +267,16 @@ static void slice_map(const operand_view_t *v, int64_t k, unsigned long long *co
         }
 }
 
+/* nonfinite[kk] = the operand holds a NaN or an infinity at kk. */
+static void nonfinite_map(const operand_view_t *v, int64_t k, uint8_t *nonfinite)
+{
+    for (int64_t kk = 0; kk < k; kk++) {
+        nonfinite[kk] = 0;
+        for (int64_t i = 0; i < v->rows && !nonfinite[kk]; i++)
+            nonfinite[kk] = (uint8_t)!isfinite(v->x[i * v->i_stride + kk * v->k_stride]);
+    }
+}
+
 /* tiles[kk] = how many groups of ESMM_PLAN_TILE_STRIPS strips have kk in any strip. */
 static void tile_map(const uint8_t *on, int64_t strips, int64_t k, unsigned long long *tiles)
 {
@@ -316,9 +326,14 @@ static void operands_prepare(operands_t *o)
     unsigned long long *tiles_b = host_alloc(o->k, sizeof *tiles_b);
     tile_map(o->a_on, (int64_t)strips_a, o->k, tiles_a);
     tile_map(o->b_on, (int64_t)strips_b, o->k, tiles_b);
+    uint8_t *nonfinite_a = host_alloc(o->k, 1), *nonfinite_b = host_alloc(o->k, 1);
+    nonfinite_map(&a, o->k, nonfinite_a);
+    nonfinite_map(&b, o->k, nonfinite_b);
     for (int64_t kk = 0; kk < o->k; kk++) {
         e->steps.steps_normal += count_a[kk] * tiles_b[kk];
         e->steps.steps_swapped += count_b[kk] * tiles_a[kk];
+        e->steps.union_skipped += (unsigned long long)!esmm_union_needs_k(
+            count_a[kk] > 0, count_b[kk] > 0, nonfinite_a[kk], nonfinite_b[kk]);
         bits_a += count_a[kk];
         bits_b += count_b[kk];
         e->work[ESMM_SKIP_BY_A] += count_a[kk] * strips_b;
@@ -342,6 +357,8 @@ static void operands_prepare(operands_t *o)
     free(count_b);
     free(tiles_a);
     free(tiles_b);
+    free(nonfinite_a);
+    free(nonfinite_b);
 
     float *abs_a = host_alloc(o->m * o->k, sizeof(float));
     float *abs_b = host_alloc(o->k * o->n, sizeof(float));
@@ -366,16 +383,19 @@ static double work_fraction(const expected_t *e, esmm_skip_by_t mode)
     return e->total == 0 ? 0.0 : (double)e->work[mode] / (double)e->total;
 }
 
-/* The planner's rule for the backend: on CUDA esmm_plan_decide over the
- * skipping kernel's steps (how it reads its wide operand depends on the ops
- * and the shape, and on the copy the extraction made of an operand whose
- * pattern was not given: a_given, b_given), on the CPU at most
+/* The planner's rule for the backend (an esmm_plan_decision_t): on CUDA
+ * esmm_plan_decide over the skipping kernel's steps and the union path's
+ * share of k (how it reads its wide operand depends on the ops and the
+ * shape, and on the copy the extraction made of an operand whose pattern was
+ * not given: a_given, b_given), on the CPU skipping at most
  * ESMM_PLAN_CPU_SKIP_BELOW of the strip-pair work left. */
-static int plan_is_sparse(const target_t *t, const expected_t *e, const esmm_gemm_problem_t *p,
-                          int a_given, int b_given)
+static int plan_decision(const target_t *t, const expected_t *e, const esmm_gemm_problem_t *p,
+                         int a_given, int b_given)
 {
     if (t->backend == ESMM_BACKEND_CPU)
-        return (double)e->work[ESMM_SKIP_BY_BOTH] <= ESMM_PLAN_CPU_SKIP_BELOW * (double)e->total;
+        return (double)e->work[ESMM_SKIP_BY_BOTH] <= ESMM_PLAN_CPU_SKIP_BELOW * (double)e->total
+                   ? ESMM_PLAN_SKIP_NORMAL
+                   : ESMM_PLAN_DENSE;
     const int64_t m = p->m, n = p->n, k = p->k;
     const int given = (a_given ? ESMM_COPY_A : 0) | (b_given ? ESMM_COPY_B : 0);
     const esmm_copied_t candidate =
@@ -384,8 +404,9 @@ static int plan_is_sparse(const target_t *t, const expected_t *e, const esmm_gem
     esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, esmm_plan_normal_wide(m, p->op_b),
                      esmm_plan_swapped_wide(n, p->op_a),
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, p->op_a, p->op_b),
-                     esmm_extraction_copy_made(e->probe.zeros, e->probe.slices, candidate));
-    return stats.decision != ESMM_PLAN_DENSE;
+                     esmm_extraction_copy_made(e->probe.zeros, e->probe.slices, candidate),
+                     esmm_union_share(&e->steps, k));
+    return stats.decision;
 }
 
 /* ---- storage ------------------------------------------------------------ */
@@ -696,11 +717,23 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
           path_label(t, path), info.density_a, info.density_b, e->density_a, e->density_b);
     CHECK(info.extraction_ms < 0.0, "%s %s: extraction_ms %g without esmm_set_timing", label,
           path_label(t, path), info.extraction_ms);
-    /* A form only for the GPU's skipping kernel; below 2^32 multiply-adds
-     * always pair warps (test_gpu_sparse reaches strip warps). */
+    /* The planner's choice (esmm_sgemm and esmm_sgemm_patterns), where
+     * the data are finite. */
+    const int decision =
+        !skipping && check_work
+            ? plan_decision(t, e, p, path == PATH_CACHED_A || path == PATH_CACHED_AB,
+                            path == PATH_CACHED_B || path == PATH_CACHED_AB)
+            : -1;
+    /* A form only for the GPU's skipping paths; below 2^32 multiply-adds
+     * always pair warps where the planner does not pick the union path
+     * (test_gpu_sparse reaches strip warps), which with NaN/Inf in the data
+     * (decision unknown) it may. */
     const char *want_form = NULL;
+    const int union_form = info.form != NULL && strcmp(info.form, "union") == 0;
     if (t->backend == ESMM_BACKEND_CUDA && info.path == ESMM_PATH_SPARSE)
-        want_form = esmm_plan_queues_strip_warps(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k)
+        want_form = decision == ESMM_PLAN_UNION || (!skipping && decision < 0 && union_form)
+                        ? "union"
+                    : esmm_plan_queues_strip_warps(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k)
                         ? info.form
                         : "pair warps";
     CHECK(want_form == NULL ? info.form == NULL
@@ -718,8 +751,14 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
     /* The planner's choice: esmm_sgemm and esmm_sgemm_patterns. */
     if (!check_work)
         return;
-    if (plan_is_sparse(t, e, p, path == PATH_CACHED_A || path == PATH_CACHED_AB,
-                       path == PATH_CACHED_B || path == PATH_CACHED_AB)) {
+    if (decision == ESMM_PLAN_UNION) {
+        const double share = esmm_union_share(&e->steps, p->k);
+        CHECK(info.path == ESMM_PATH_SPARSE && strcmp(kernel, "sparse-union") == 0 &&
+                  near(info.work_fraction, share),
+              "%s %s: the union path lists %.6f of k (expected); reported path %d kernel %s "
+              "work fraction %.6f",
+              label, path_label(t, path), share, (int)info.path, kernel, info.work_fraction);
+    } else if (decision != ESMM_PLAN_DENSE) {
         CHECK(info.path == ESMM_PATH_SPARSE && strcmp(kernel, t->skip[2]) == 0 &&
                   near(info.work_fraction, work_fraction(e, ESMM_SKIP_BY_BOTH)),
               "%s %s: the masks leave %.6f of the work (skip expected); reported path %d "
@@ -979,49 +1018,56 @@ typedef struct {
     esmm_path_t path;
     double work_fraction;
     double density_a, density_b; /* < 0: the probe sends it dense, no masks reported */
+    /* >= 0: on the GPU the planner takes the union path instead (the k some
+     * strip pair needs are fewer than a dense pass's: dead channels), whose
+     * work is this share of k. */
+    double gpu_union_work;
 } plan_case_t;
 
 static const plan_case_t plan_cases[] = {
     /* Density 0: nothing to multiply, every slice skipped. */
     {"A all zero", 64, 96, 40, {"", {FILL_SLICES, 0, 0}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_SPARSE, 0.0, 0.0, 1.0},
+     ESMM_PATH_SPARSE, 0.0, 0.0, 1.0, 0.0},
     {"A all zero, partial strips", 33, 65, 17, {"", {FILL_SLICES, 0, 0}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_SPARSE, 0.0, 0.0, 1.0},
+     ESMM_PATH_SPARSE, 0.0, 0.0, 1.0, 0.0},
     {"B all zero", 96, 64, 40, {"", {FILL_SLICES, 1, 0}, {FILL_SLICES, 0, 0}},
-     ESMM_PATH_SPARSE, 0.0, 1.0, 0.0},
+     ESMM_PATH_SPARSE, 0.0, 1.0, 0.0, 0.0},
     {"both all zero", 64, 64, 24, {"", {FILL_SLICES, 0, 0}, {FILL_SLICES, 0, 0}},
-     ESMM_PATH_SPARSE, 0.0, 0.0, 0.0},
+     ESMM_PATH_SPARSE, 0.0, 0.0, 0.0, 0.0},
     /* Density 1: every slice of both has a nonzero (partial strips and a
      * partial k block still count as full slices), so the probe, which reads
      * every block of operands this small, sends them dense unextracted. */
     {"no zeros", 64, 96, 40, {"", {FILL_SLICES, 1, 0}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+     ESMM_PATH_DENSE, 1.0, -1.0, -1.0, -1.0},
     {"no zeros, partial strips", 33, 65, 17, {"", {FILL_SLICES, 1, 0}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+     ESMM_PATH_DENSE, 1.0, -1.0, -1.0, -1.0},
     {"element-wise zeros, every slice nonzero", 64, 64, 64,
-     {"", {FILL_ELEMENTS, 0.9, 0}, {FILL_ELEMENTS, 0.9, 0}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+     {"", {FILL_ELEMENTS, 0.9, 0}, {FILL_ELEMENTS, 0.9, 0}},
+     ESMM_PATH_DENSE, 1.0, -1.0, -1.0, -1.0},
     /* The probe's edge, zero shares adding up to 1/5: 7 of A's 40 slices per
      * strip zero (under 1/5) go dense unextracted; 8 of 40 (exactly 1/5) are
      * extracted and planned, and so are 4 of 40 of each operand and 5 of A's
-     * with 4 of B's, but not 4 of A's with 3 of B's. */
+     * with 4 of B's, but not 4 of A's with 3 of B's. Those are dead
+     * channels, zero in every strip: planned, the CPU runs them dense and the
+     * GPU takes the union path. */
     {"A zero at every 6th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 6}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+     ESMM_PATH_DENSE, 1.0, -1.0, -1.0, -1.0},
     {"A zero at every 5th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 5}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, 0.8, 1.0},
+     ESMM_PATH_DENSE, 1.0, 0.8, 1.0, 0.8},
     {"A zero at every 4th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 4}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, 0.75, 1.0},
+     ESMM_PATH_DENSE, 1.0, 0.75, 1.0, 0.75},
     {"both zero at every 10th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 10}, {FILL_K_GAPS, 0, 10}},
-     ESMM_PATH_DENSE, 1.0, 0.9, 0.9},
+     ESMM_PATH_DENSE, 1.0, 0.9, 0.9, 0.9},
     {"A zero at every 8th k, B at every 10th", 64, 96, 40,
-     {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 10}}, ESMM_PATH_DENSE, 1.0, 0.875, 0.9},
+     {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 10}}, ESMM_PATH_DENSE, 1.0, 0.875, 0.9, 0.8},
     {"A zero at every 10th k, B at every 14th", 64, 96, 40,
-     {"", {FILL_K_GAPS, 0, 10}, {FILL_K_GAPS, 0, 14}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0},
+     {"", {FILL_K_GAPS, 0, 10}, {FILL_K_GAPS, 0, 14}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0, -1.0},
     /* A quarter of the work left: skipped, though both operands run along k
      * (NT) and either orientation transposes its wide operand on the way in
      * at this size (check_transposed_rule: half of the steps would not be),
      * C filling the skipping kernel's 256-wide tiles. */
     {"B nonzero at every 4th k only", 256, 256, 40,
-     {"", {FILL_SLICES, 1, 0}, {FILL_K_ONLY, 0, 4}}, ESMM_PATH_SPARSE, 0.25, 1.0, 0.25},
+     {"", {FILL_SLICES, 1, 0}, {FILL_K_ONLY, 0, 4}}, ESMM_PATH_SPARSE, 0.25, 1.0, 0.25, 0.25},
 };
 
 static void check_planner(const target_t *t)
@@ -1053,12 +1099,18 @@ static void check_planner(const target_t *t)
         const int densities_ok =
             probed ? info.density_a < 0.0 && info.density_b < 0.0
                    : near(info.density_a, pc->density_a) && near(info.density_b, pc->density_b);
-        CHECK(st == ESMM_STATUS_SUCCESS && info.path == pc->path &&
-                  near(info.work_fraction, pc->work_fraction) && densities_ok,
+        const int gpu_union = t->backend == ESMM_BACKEND_CUDA && pc->gpu_union_work >= 0.0;
+        const esmm_path_t want_path = gpu_union ? ESMM_PATH_SPARSE : pc->path;
+        const double want_work = gpu_union ? pc->gpu_union_work : pc->work_fraction;
+        CHECK(st == ESMM_STATUS_SUCCESS && info.path == want_path &&
+                  near(info.work_fraction, want_work) && densities_ok,
               "%s: reported path %d work %.6f densities %.6f / %.6f; expected path %d work %.6f "
               "densities %.6f / %.6f",
               s.label, (int)info.path, info.work_fraction, info.density_a, info.density_b,
-              (int)pc->path, pc->work_fraction, pc->density_a, pc->density_b);
+              (int)want_path, want_work, pc->density_a, pc->density_b);
+        CHECK(!gpu_union || (info.form != NULL && strcmp(info.form, "union") == 0),
+              "%s: form \"%s\", expected the union path", s.label,
+              info.form != NULL ? info.form : "(NULL)");
         buffers_free(t, &buf);
         operands_free(&o);
     }
@@ -1316,9 +1368,9 @@ static void check_extraction_copy_rule(void)
     esmm_plan_stats_t not_made = made;
     const int swapped_wide = esmm_plan_swapped_wide(size, ESMM_OP_N);
     esmm_plan_decide(&not_made, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
-                     swapped_wide, -1.0, ESMM_COPY_NONE);
+                     swapped_wide, -1.0, ESMM_COPY_NONE, -1.0);
     esmm_plan_decide(&made, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT, swapped_wide,
-                     -1.0, ESMM_COPY_A);
+                     -1.0, ESMM_COPY_A, -1.0);
     CHECK(swapped_wide == ESMM_WIDE_COPIED && not_made.decision == ESMM_PLAN_DENSE &&
               made.decision == ESMM_PLAN_SKIP_SWAPPED,
           "B-leading steps at %.3f of the dense ones: decision %d with A's copy to make, %d "
@@ -1356,7 +1408,7 @@ static void check_transposed_rule(void)
         stats.work = (unsigned long long)(cases[i].share * strips_a * strips_b * (double)k);
         const int normal_wide = esmm_plan_normal_wide(m, ESMM_OP_T);
         esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, normal_wide,
-                         esmm_plan_swapped_wide(n, ESMM_OP_T), -1.0, ESMM_COPY_NONE);
+                         esmm_plan_swapped_wide(n, ESMM_OP_T), -1.0, ESMM_COPY_NONE, -1.0);
         CHECK(normal_wide == ESMM_WIDE_TRANSPOSED && stats.decision == cases[i].decision &&
                   (cases[i].form < 0 || stats.form == cases[i].form),
               "%lld x %lld x %lld, op(B) = B^T, A's steps at %.2f: read %d, decision %d, form "
@@ -1384,10 +1436,82 @@ static void check_tile_span_rule(void)
         stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)k);
         stats.work = (unsigned long long)(0.5 * strips_a * strips_b * (double)k);
         esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT, ESMM_WIDE_DIRECT,
-                         -1.0, ESMM_COPY_NONE);
+                         -1.0, ESMM_COPY_NONE, -1.0);
         CHECK(stats.decision == want[i],
               "%lld x %lld x %lld, A's steps at 0.5: decision %d, expected %d", (long long)m,
               (long long)n, (long long)k, stats.decision, want[i]);
+    }
+}
+
+/* The union path: which k it needs (esmm_union_needs_k, the exactness rule
+ * over whole columns of op(A) and rows of op(B)), where the planner takes it
+ * (esmm_plan_take_union), and the list's layout in the workspace. Host rules
+ * only; test_gpu_sparse runs it bit for bit against the dense kernel,
+ * NaN/Inf beside dead channels included. */
+static void check_union_rule(void)
+{
+    /* a, b: some strip nonzero; nf_a, nf_b: some strip NaN/Inf. */
+    const struct {
+        int a, b, nf_a, nf_b, needed;
+    } ks[] = {
+        {1, 1, 0, 0, 1}, {0, 1, 0, 0, 0}, {1, 0, 0, 0, 0}, {0, 0, 0, 0, 0},
+        {0, 1, 0, 1, 1}, /* op(A) zero, op(B) NaN there: 0 x NaN */
+        {1, 0, 1, 0, 1}, /* op(B) zero, op(A) Inf there */
+        {1, 1, 1, 1, 1},
+    };
+    for (size_t i = 0; i < COUNT_OF(ks); i++)
+        CHECK(esmm_union_needs_k(ks[i].a, ks[i].b, ks[i].nf_a, ks[i].nf_b) == ks[i].needed,
+              "esmm_union_needs_k(%d, %d, %d, %d) is %d", ks[i].a, ks[i].b, ks[i].nf_a,
+              ks[i].nf_b, !ks[i].needed);
+    /* A at 4096^3 with a share of its k live, B dense: dead channels (the
+     * union's share the same) take the union path, strips alive at random
+     * (every k needed by some strip) the pair warps, and where the skipping
+     * paths lose, the union path still runs below a dense pass. */
+    const int64_t size = 4096;
+    const double strips = (double)(size / 32), tiles = strips / ESMM_PLAN_TILE_STRIPS;
+    const struct {
+        double steps, union_share;
+        int decision;
+    } cases[] = {
+        {0.25, 0.25, ESMM_PLAN_UNION},
+        {0.25, 1.0, ESMM_PLAN_SKIP_NORMAL},
+        {0.9, 0.9, ESMM_PLAN_UNION},
+        {0.9, 1.0, ESMM_PLAN_DENSE},
+        {0.9, 0.995, ESMM_PLAN_DENSE},
+        {0.25, -1.0, ESMM_PLAN_SKIP_NORMAL}, /* not offered */
+    };
+    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+        esmm_plan_stats_t stats = {0};
+        stats.steps_normal = (unsigned long long)(cases[i].steps * strips * tiles * (double)size);
+        stats.steps_swapped = (unsigned long long)(strips * tiles * (double)size);
+        stats.work = (unsigned long long)(cases[i].steps * strips * strips * (double)size);
+        esmm_plan_decide(&stats, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
+                         ESMM_WIDE_DIRECT, -1.0, ESMM_COPY_NONE, cases[i].union_share);
+        CHECK(stats.decision == cases[i].decision &&
+                  (stats.decision == ESMM_PLAN_UNION) == (stats.form == ESMM_FORM_UNION),
+              "4096^3, A's steps at %.3f, union share %.3f: decision %d form %d, expected "
+              "decision %d",
+              cases[i].steps, cases[i].union_share, stats.decision, stats.form,
+              cases[i].decision);
+    }
+    /* Every part of the list lies inside its bytes, whatever k. */
+    const int64_t depths[] = {1, 63, 64, 65, 4096, 100003};
+    for (size_t i = 0; i < COUNT_OF(depths); i++) {
+        const int64_t k = depths[i], words = esmm_union_words(k);
+        const size_t bytes = esmm_union_list_bytes(k);
+        unsigned char *base = host_alloc((int64_t)bytes, 1);
+        const esmm_union_list_t list = esmm_union_list_at(base, k);
+        const unsigned char *starts = (const unsigned char *)list.starts;
+        const unsigned char *entries = (const unsigned char *)list.entries;
+        const size_t end = (size_t)(entries - base) +
+                           (size_t)(ESMM_UNION_K_PER_WORD * words + ESMM_UNION_PAD) * sizeof(int);
+        CHECK(words * ESMM_UNION_K_PER_WORD >= k &&
+                  (size_t)(starts - base) >= (size_t)words * sizeof(unsigned long long) &&
+                  (size_t)(entries - starts) >= (size_t)(2 * words + 1) * sizeof(int) &&
+                  end <= bytes,
+              "union list at k = %lld: %lld words, entries end at byte %zu of %zu",
+              (long long)k, (long long)words, end, bytes);
+        free(base);
     }
 }
 
@@ -1863,6 +1987,7 @@ int main(void)
     check_extraction_copy_rule();
     check_transposed_rule();
     check_tile_span_rule();
+    check_union_rule();
     check_timing(&t);
     check_known_densities(&t);
     check_pattern_mismatch(&t);

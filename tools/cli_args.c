@@ -146,7 +146,8 @@ static const cli_option_t bench_option_specs[] = {
      "comma-separated kernels [all]; 'all' = every kernel of the backend,\n"
      "                     then esmm, then cublas, then (CUDA) extract-a and extract-b\n"
      "                     (CUDA: naive, coalesced, smem, blocktile1d, blocktile2d, vectorized,\n"
-     "                     warptile, pipelined, sparse-a, sparse-b, sparse-joint; CPU: cpu,\n"
+     "                     warptile, pipelined, sparse-a, sparse-b, sparse-joint,\n"
+     "                     sparse-union; CPU: cpu,\n"
      "                     cpu-skip-a, cpu-skip-b, cpu-skip-joint; esmm = esmm_sgemm's default\n"
      "                     path; cublas = cublasSgemm FP32, no TF32; extract-a, extract-b =\n"
      "                     pattern extraction of one operand alone, CUDA only)"},

@@ -22,6 +22,8 @@
  * list skips by mode i (0: dense). */
 static const char *const cpu_kernel_names[] = {"cpu", "cpu-skip-a", "cpu-skip-b", "cpu-skip-joint"};
 static const char *const cuda_skip_names[] = {NULL, "sparse-a", "sparse-b", "sparse-joint"};
+/* The union path forced (the dense kernel over the k the masks leave). */
+static const char *const cuda_union_name = "sparse-union";
 #define CPU_KERNEL_COUNT 4
 #define CUDA_SKIP_COUNT 3
 
@@ -158,7 +160,7 @@ int esmm_kernel_count(esmm_handle_t handle)
 {
     if (handle == NULL)
         return 0;
-    return handle->backend == ESMM_BACKEND_CUDA ? esmm_cuda_kernel_count() + CUDA_SKIP_COUNT
+    return handle->backend == ESMM_BACKEND_CUDA ? esmm_cuda_kernel_count() + CUDA_SKIP_COUNT + 1
                                                 : CPU_KERNEL_COUNT;
 }
 
@@ -169,7 +171,10 @@ const char *esmm_kernel_name(esmm_handle_t handle, int index)
     if (handle->backend == ESMM_BACKEND_CPU)
         return cpu_kernel_names[index];
     const int ladder = esmm_cuda_kernel_count();
-    return index < ladder ? esmm_cuda_kernel_name(index) : cuda_skip_names[index - ladder + 1];
+    if (index < ladder)
+        return esmm_cuda_kernel_name(index);
+    return index < ladder + CUDA_SKIP_COUNT ? cuda_skip_names[index - ladder + 1]
+                                            : cuda_union_name;
 }
 
 esmm_status_t esmm_get_device_info(esmm_handle_t handle, esmm_device_info_t *info)
@@ -253,9 +258,9 @@ static double wall_ms(void)
     return omp_get_wtime() * 1e3;
 }
 
-/* What a call asks for: the planner's choice, one dense kernel, or the
- * zero-skipping kernel in a given mode. */
-typedef enum { RUN_PLANNED, RUN_DENSE, RUN_SKIP } run_kind_t;
+/* What a call asks for: the planner's choice, one dense kernel, the
+ * zero-skipping kernel in a given mode, or the union path. */
+typedef enum { RUN_PLANNED, RUN_DENSE, RUN_SKIP, RUN_UNION } run_kind_t;
 
 typedef struct {
     run_kind_t kind;
@@ -355,7 +360,8 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         cuda ? (esmm_plan_stats_t *)((uint8_t *)handle->workspace + layout.stats)
              : &last->host_stats;
     /* Only the planner's choice is probed: a named kernel runs as asked. */
-    const int planned = request->kind != RUN_SKIP;
+    const int planned = request->kind == RUN_PLANNED;
+    const int forced_union = request->kind == RUN_UNION;
     float *wide_copy = cuda && layout.wide_copy_bytes > 0
                            ? (float *)((uint8_t *)handle->workspace + layout.wide_copy)
                            : NULL;
@@ -379,21 +385,29 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
         const esmm_masks_t masks = {a.bits, a.nonfinite, b.bits, b.nonfinite};
         last->device_stats = stats;
         float *partials = (float *)((uint8_t *)handle->workspace + layout.partials);
+        const esmm_union_list_t list =
+            esmm_union_list_at((uint8_t *)handle->workspace + layout.union_list, p->k);
+        const esmm_union_mode_t union_mode = forced_union ? ESMM_UNION_FORCED
+                                             : planned    ? ESMM_UNION_OFFERED
+                                                          : ESMM_UNION_NOT_OFFERED;
         st = esmm_cuda_plan(&masks, p->m, p->n, p->k, p->op_a, p->op_b, skip, extraction_copy,
-                            stats, handle->stream);
+                            union_mode, list, stats, handle->stream);
         if (st != ESMM_STATUS_SUCCESS)
             return st;
-        /* Planned, both kernels are queued; the plan on the device lets one run. */
+        /* Planned, the skipping kernels and the dense kernel (which also runs
+         * the union path) are queued; the plan on the device lets one run. */
+        const int gated = planned || forced_union;
         int settled = 0;
-        st = esmm_cuda_copy_operand(p, skip, stats, planned, extraction_copy, wide_copy,
+        st = esmm_cuda_copy_operand(p, skip, stats, gated, extraction_copy, wide_copy,
                                     &settled, handle->stream);
-        if (st == ESMM_STATUS_SUCCESS)
+        if (st == ESMM_STATUS_SUCCESS && !forced_union)
             st = esmm_cuda_run_skip(p, &masks, skip, stats, planned, partials, wide_copy,
                                     &settled, handle->stream);
-        if (st == ESMM_STATUS_SUCCESS && planned)
-            st = esmm_cuda_run_dense_gated(p, stats, settled, partials, wide_copy,
+        if (st == ESMM_STATUS_SUCCESS && gated)
+            st = esmm_cuda_run_dense_gated(p, stats, settled, list, partials, wide_copy,
                                            handle->stream);
         const int lists_queued =
+            !forced_union &&
             esmm_plan_warp_lists((int)skip, p->m, p->n, p->k, p->op_a, p->op_b) >= 0.0;
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_finish_splits(p, partials, lists_queued ? stats : NULL, planned,
@@ -454,7 +468,7 @@ static esmm_status_t run_request(esmm_handle_t handle, const esmm_gemm_problem_t
         : cuda && dense_index == esmm_cuda_kernel_count() - 1 ? esmm_split_bytes(p->m, p->n, p->k)
                                                               : 0;
     /* Refusals come before the report is touched, so it stays as it was. */
-    if (request->kind == RUN_SKIP && !maskable)
+    if ((request->kind == RUN_SKIP || request->kind == RUN_UNION) && !maskable)
         return ESMM_STATUS_NOT_SUPPORTED;
     if (handle->workspace_lent && need > handle->workspace_bytes)
         return ESMM_STATUS_INVALID_VALUE; /* the caller's workspace is too small */
@@ -514,6 +528,10 @@ static int find_kernel(esmm_handle_t handle, const char *kernel, run_request_t *
             *request = (run_request_t){RUN_DENSE, index, ESMM_SKIP_BY_BOTH, NULL};
             return 1;
         }
+    }
+    if (handle->backend == ESMM_BACKEND_CUDA && strcmp(kernel, cuda_union_name) == 0) {
+        *request = (run_request_t){RUN_UNION, 0, ESMM_SKIP_BY_BOTH, cuda_union_name};
+        return 1;
     }
     const char *const *names =
         handle->backend == ESMM_BACKEND_CUDA ? cuda_skip_names : cpu_kernel_names;

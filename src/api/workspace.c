@@ -28,7 +28,11 @@ esmm_workspace_layout_t esmm_workspace_layout(int64_t m, int64_t n, int64_t k,
     layout.a_nonfinite = layout.a_bits + a;
     layout.b_bits = layout.a_nonfinite + a;
     layout.b_nonfinite = layout.b_bits + b;
-    layout.partials = layout.b_nonfinite + b;
+    layout.union_list = layout.b_nonfinite + b;
+    /* About 4.3 bytes per k: far below what the masks' bound allows. */
+    if (cuda && esmm_union_words(k) > (int64_t)(SIZE_MAX / 1024))
+        return failed;
+    layout.partials = layout.union_list + (cuda ? align_up(esmm_union_list_bytes(k)) : 0);
     const size_t partials = cuda ? esmm_split_bytes(m, n, k) : 0;
     if (partials > SIZE_MAX / 4 - layout.partials)
         return failed;
@@ -203,12 +207,17 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
         /* The device chose among the queued kernels. */
         const int sparse = stats.decision != ESMM_PLAN_DENSE;
         info->path = sparse ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
-        info->kernel = sparse ? "sparse-joint" : "pipelined";
+        info->kernel = stats.decision == ESMM_PLAN_UNION ? "sparse-union"
+                       : sparse                          ? "sparse-joint"
+                                                         : "pipelined";
     }
     if (info->path == ESMM_PATH_DENSE)
         info->work_fraction = 1.0; /* the dense kernel runs all of it */
+    else if (stats.decision == ESMM_PLAN_UNION)
+        info->work_fraction = esmm_union_share(&stats, last->k);
     if (handle->backend == ESMM_BACKEND_CUDA && info->path == ESMM_PATH_SPARSE)
-        info->form = stats.form == ESMM_FORM_WARP_LISTS    ? "warp lists"
+        info->form = stats.form == ESMM_FORM_UNION         ? "union"
+                     : stats.form == ESMM_FORM_WARP_LISTS  ? "warp lists"
                      : stats.form == ESMM_FORM_STRIP_WARPS ? "strip warps"
                                                            : "pair warps";
     return ESMM_STATUS_SUCCESS;

@@ -248,7 +248,8 @@ typedef struct esmm_plan_stats {
     unsigned long long work;
     unsigned long long bits_a, bits_b; /* set mask bits of each operand */
     unsigned long long steps_normal, steps_swapped;
-    unsigned int blocks_done; /* the last plan block to finish decides */
+    unsigned long long union_skipped; /* k the union path leaves out (esmm_union_needs_k) */
+    unsigned int blocks_done;   /* the last plan block to finish decides */
     int decision;             /* an esmm_plan_decision_t */
     int orientation;          /* the cheaper skipping orientation, even when dense wins */
     int form;                 /* the skipping kernel's form that runs (esmm_plan_form_t) */
@@ -303,7 +304,8 @@ static inline ESMM_HOST_DEVICE int esmm_probe_dense(const esmm_plan_stats_t *s)
 typedef enum {
     ESMM_PLAN_DENSE = 0,
     ESMM_PLAN_SKIP_NORMAL = 1, /* skipping kernel, A's strips leading */
-    ESMM_PLAN_SKIP_SWAPPED = 2 /* skipping kernel on C^T, B's strips leading */
+    ESMM_PLAN_SKIP_SWAPPED = 2, /* skipping kernel on C^T, B's strips leading */
+    ESMM_PLAN_UNION = 3         /* the dense kernel over the listed k (esmm_union_needs_k) */
 } esmm_plan_decision_t;
 
 /* A skipping path runs when its modelled time is at most this fraction of a
@@ -422,7 +424,8 @@ static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, d
 typedef enum {
     ESMM_FORM_PAIR_WARPS = 0,
     ESMM_FORM_STRIP_WARPS = 1,
-    ESMM_FORM_WARP_LISTS = 2
+    ESMM_FORM_WARP_LISTS = 2,
+    ESMM_FORM_UNION = 3 /* no skipping kernel: the dense kernel's tiles (ESMM_PLAN_UNION) */
 } esmm_plan_form_t;
 
 /* The warp-list form's modelled time as a fraction of a dense pass: per share
@@ -448,6 +451,88 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
            (double)m * (double)n * (double)k >= ESMM_PLAN_STRIP_WARPS_MIN_PRODUCT;
 }
 
+/* The union path: the dense kernel's tiles over only the k that some strip
+ * of op(A) and some strip of op(B) need, listed once for the whole product
+ * by the plan (the exact form of the uniform pattern: the union of every
+ * strip's mask, never the majority's). It pays where whole columns of op(A)
+ * or rows of op(B) are zero in every strip (dead channels), which the
+ * skipping kernels' 32-wide tiles also skip, but slower. k needs multiplying
+ * unless one side is zero in every strip there and the other finite
+ * (DESIGN.md, Exactness): a (b) is whether any strip of op(A) (op(B)) has a
+ * nonzero at k, nf_a (nf_b) whether any has a NaN or an infinity. */
+static inline ESMM_HOST_DEVICE int esmm_union_needs_k(int a, int b, int nf_a, int nf_b)
+{
+    return (a || nf_b) && (b || nf_a);
+}
+
+/* Its modelled time as a fraction of a dense pass: per share of k listed,
+ * and fixed (the list's reads). */
+#define ESMM_PLAN_UNION_PER_K 1.0
+#define ESMM_PLAN_UNION_FIXED 0.01
+
+/* The union path's list in the workspace for a product of depth k, written
+ * by the plan: a word of ESMM_UNION_K_PER_WORD bits per plan block (bit i:
+ * k = word * 64 + i is listed), how many listed k lie before each
+ * ESMM_UNION_TILE-deep k-tile (two per word, then the total), and the
+ * listed k in increasing order, with ESMM_UNION_PAD entries more that a
+ * kernel's stage may read past the end. ESMM_UNION_TILE is the dense
+ * kernel's k-tile and divides every split's range (esmm_k_split), so a
+ * split layer finds its range from two counts. */
+#define ESMM_UNION_K_PER_WORD 64
+#define ESMM_UNION_TILE 32
+#define ESMM_UNION_PAD 32
+
+typedef struct {
+    unsigned long long *words;
+    int *starts;
+    int *entries;
+} esmm_union_list_t;
+
+static inline ESMM_HOST_DEVICE int64_t esmm_union_words(int64_t k)
+{
+    return (k + ESMM_UNION_K_PER_WORD - 1) / ESMM_UNION_K_PER_WORD;
+}
+
+/* Bytes of the list for depth k (a multiple of 8). */
+static inline ESMM_HOST_DEVICE size_t esmm_union_list_bytes(int64_t k)
+{
+    const size_t words = (size_t)esmm_union_words(k);
+    const size_t ints = 2 * words + 1 + ESMM_UNION_K_PER_WORD * words + ESMM_UNION_PAD;
+    return words * sizeof(unsigned long long) + (ints * sizeof(int) + 7) / 8 * 8;
+}
+
+/* The list's parts in the esmm_union_list_bytes(k) at base. */
+static inline ESMM_HOST_DEVICE esmm_union_list_t esmm_union_list_at(void *base, int64_t k)
+{
+    const int64_t words = esmm_union_words(k);
+    esmm_union_list_t list;
+    list.words = (unsigned long long *)base;
+    list.starts = (int *)(list.words + words);
+    list.entries = list.starts + 2 * words + 1;
+    return list;
+}
+
+/* The share of k the union path lists, from the plan's statistics. */
+static inline ESMM_HOST_DEVICE double esmm_union_share(const esmm_plan_stats_t *s, int64_t k)
+{
+    return k > 0 ? 1.0 - (double)s->union_skipped / (double)k : 0.0;
+}
+
+/* The union path's choice after the skipping paths': it runs where its
+ * modelled time (union_share: listed k out of k; < 0 where not offered)
+ * undercuts the path chosen, whose time is `chosen` (a dense pass: 1). */
+static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, double chosen,
+                                                         double union_share)
+{
+    if (union_share < 0.0)
+        return;
+    const double union_cost = ESMM_PLAN_UNION_PER_K * union_share + ESMM_PLAN_UNION_FIXED;
+    if (union_cost < (s->decision == ESMM_PLAN_DENSE ? 1.0 : chosen)) {
+        s->decision = ESMM_PLAN_UNION;
+        s->form = ESMM_FORM_UNION;
+    }
+}
+
 /* Fills decision, orientation and form from complete statistics of a product
  * skipping by `skip`: normal_wide / swapped_wide say how that orientation
  * reads its wide operand (esmm_plan_normal_wide, esmm_plan_swapped_wide);
@@ -456,11 +541,13 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
  * it takes the strip-warp form's place. made (an esmm_copied_t set) holds
  * the copies the extraction already wrote (esmm_extraction_copy_made), which
  * the paths reading them no longer pay for; where the warp lists are queued,
- * those are copies they read, so their copy cost falls by the same terms. */
+ * those are copies they read, so their copy cost falls by the same terms.
+ * Last, the union path (esmm_plan_take_union) where union_share >= 0. */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
                                                      int64_t n, int64_t k, int skip,
                                                      int normal_wide, int swapped_wide,
-                                                     double warp_lists, int made)
+                                                     double warp_lists, int made,
+                                                     double union_share)
 {
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
@@ -490,6 +577,7 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
         if (lists < cost) {
             s->form = ESMM_FORM_WARP_LISTS;
             s->decision = lists > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE : s->orientation;
+            esmm_plan_take_union(s, lists, union_share);
             return;
         }
         s->form = ESMM_FORM_PAIR_WARPS;
@@ -503,6 +591,7 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
         s->form = strips ? ESMM_FORM_STRIP_WARPS : ESMM_FORM_PAIR_WARPS;
     }
     s->decision = cost > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE : s->orientation;
+    esmm_plan_take_union(s, cost, union_share);
 }
 
 /* Row length (floats) of the k-major copy of an operand with `rows` rows
@@ -655,15 +744,25 @@ static inline esmm_copied_t esmm_extraction_copy(int64_t m, int64_t n, int64_t k
 esmm_status_t esmm_cuda_probe(const esmm_gemm_problem_t *p, const esmm_masks_t *given, int probe,
                               esmm_plan_stats_t *stats, void *stream);
 
+/* How a plan treats the union path (ESMM_PLAN_UNION). */
+typedef enum {
+    ESMM_UNION_NOT_OFFERED = 0,
+    ESMM_UNION_OFFERED = 1, /* chosen where it costs least (esmm_plan_take_union) */
+    ESMM_UNION_FORCED = 2   /* always chosen (the "sparse-union" kernel) */
+} esmm_union_mode_t;
+
 /* Fills *stats (device memory, cleared by esmm_cuda_probe) from the masks,
  * decision included (op_a and op_b give the copy layouts the decision
  * weighs, extraction_copy the copies the extraction was given to write);
  * does nothing, leaving the decision dense, when the probe sent the product
- * there. */
+ * there. Unless union_mode is ESMM_UNION_NOT_OFFERED it also counts the k
+ * the union path needs into list.words (esmm_union_list_bytes(k) at
+ * esmm_union_list_at) and, where the decision is the union path, writes the
+ * list. */
 esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, int64_t k,
                              esmm_operation_t op_a, esmm_operation_t op_b, esmm_skip_by_t skip,
-                             esmm_copied_t extraction_copy, esmm_plan_stats_t *stats,
-                             void *stream);
+                             esmm_copied_t extraction_copy, esmm_union_mode_t union_mode,
+                             esmm_union_list_t list, esmm_plan_stats_t *stats, void *stream);
 
 /* The zero-skipping product. plan (device memory, filled by esmm_cuda_plan)
  * is read when skipping by both operands; with planned != 0 the product runs
@@ -683,9 +782,12 @@ esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p, const esmm_masks_
                                  esmm_skip_by_t skip, const esmm_plan_stats_t *plan,
                                  int planned, float *partials, float *wide_copy, int *settled,
                                  void *stream);
+/* The dense kernel behind the plan: it runs where the decision is dense, and
+ * where it is the union path, over the k in list (esmm_cuda_plan's). */
 esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
                                         const esmm_plan_stats_t *gate, int settled,
-                                        float *partials, float *wide_copy, void *stream);
+                                        esmm_union_list_t list, float *partials,
+                                        float *wide_copy, void *stream);
 /* Queued before both: makes in wide_copy the k-major copies that the path
  * which runs reads (chosen on the device, as the kernels' gates choose: the
  * plan's decision when planned, else its orientation, or the one orientation

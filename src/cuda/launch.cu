@@ -37,7 +37,7 @@ cudaError_t run_unsplit(const esmm_gemm_problem_t &p, float *, cudaStream_t stre
 
 cudaError_t run_pipelined(const esmm_gemm_problem_t &p, float *partials, cudaStream_t stream)
 {
-    cudaError_t err = launch_pipelined_gated(p, nullptr, false, partials, nullptr, stream);
+    cudaError_t err = launch_pipelined_gated(p, dense_gate{}, partials, nullptr, stream);
     return err == cudaSuccess ? launch_finish_splits(p, partials, nullptr, false, stream) : err;
 }
 
@@ -246,10 +246,11 @@ extern "C" const char *esmm_cuda_build_architectures(void)
 extern "C" esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n,
                                         int64_t k, esmm_operation_t op_a, esmm_operation_t op_b,
                                         esmm_skip_by_t skip, esmm_copied_t extraction_copy,
+                                        esmm_union_mode_t union_mode, esmm_union_list_t list,
                                         esmm_plan_stats_t *stats, void *stream)
 {
-    return status_from(launch_plan(*masks, m, n, k, op_a, op_b, skip, extraction_copy, stats,
-                                   static_cast<cudaStream_t>(stream)));
+    return status_from(launch_plan(*masks, m, n, k, op_a, op_b, skip, extraction_copy,
+                                   union_mode, list, stats, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,
@@ -267,11 +268,11 @@ extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,
 
 extern "C" esmm_status_t esmm_cuda_run_dense_gated(const esmm_gemm_problem_t *p,
                                                    const esmm_plan_stats_t *gate, int settled,
-                                                   float *partials, float *wide_copy,
-                                                   void *stream)
+                                                   esmm_union_list_t list, float *partials,
+                                                   float *wide_copy, void *stream)
 {
-    return status_from(launch_pipelined_gated(*p, gate, settled != 0, partials, wide_copy,
-                                              static_cast<cudaStream_t>(stream)));
+    return status_from(launch_pipelined_gated(*p, dense_gate{gate, settled != 0, list}, partials,
+                                              wide_copy, static_cast<cudaStream_t>(stream)));
 }
 
 extern "C" esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p,

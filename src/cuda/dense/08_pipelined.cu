@@ -18,6 +18,80 @@
 
 namespace {
 
+// The dense pass: every k-tile of the problem (a split layer's, when split)
+// in order; only the last, partial tile checks k, zero-filling past it.
+template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT>
+__device__ __forceinline__ void multiply_k_tiles(warp_tile_accumulator<cfg> &acc, float *a_smem,
+                                                 float *b_smem, const esmm_gemm_problem_t &p,
+                                                 int64_t m0, int64_t n0)
+{
+    const tile_loader<cfg, A_LAYOUT, cfg::BM> a_load(p.a, p.lda, m0, p.m);
+    const tile_loader<cfg, B_LAYOUT, cfg::BN> b_load(p.b, p.ldb, n0, p.n);
+    const int64_t k_tiles = (p.k + cfg::BK - 1) / cfg::BK;
+    const int64_t full_k_tiles = p.k / cfg::BK;
+    run_pipeline<cfg>(
+        k_tiles,
+        [&](int64_t kt, int stage) {
+            float *a_stage = a_smem + stage * cfg::A_STAGE;
+            float *b_stage = b_smem + stage * cfg::B_STAGE;
+            if (kt < full_k_tiles) {
+                a_load.template issue<false>(a_stage, kt, p.k, p.lda);
+                b_load.template issue<false>(b_stage, kt, p.k, p.ldb);
+            } else if (kt < k_tiles) {
+                a_load.template issue<true>(a_stage, kt, p.k, p.lda);
+                b_load.template issue<true>(b_stage, kt, p.k, p.ldb);
+            }
+            cp_async_commit();
+        },
+        [&](int64_t, int stage) {
+            acc.multiply_tile(a_smem + stage * cfg::A_STAGE, b_smem + stage * cfg::B_STAGE);
+        });
+}
+
+// The union path (ESMM_PLAN_UNION): only the k in the plan's list, in
+// increasing order, BK to a stage, gathered as the skipping kernels gather
+// theirs (issue_list). A split layer (from k0, layer_k deep) takes the listed
+// k inside its range, which the list's counts per k-tile give. The sums are
+// the dense pass's, but for the skipped products, which are all zero: the
+// same bits (but for the sign of a zero sum, README).
+template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT>
+__device__ __forceinline__ void multiply_listed(warp_tile_accumulator<cfg> &acc, float *a_smem,
+                                                float *b_smem, const esmm_gemm_problem_t &whole,
+                                                const esmm_union_list_t &list, int64_t k0,
+                                                int64_t layer_k, int64_t m0, int64_t n0)
+{
+    const int begin = list.starts[k0 / ESMM_UNION_TILE];
+    const int listed = list.starts[(k0 + layer_k + ESMM_UNION_TILE - 1) / ESMM_UNION_TILE] - begin;
+    const int *entries = list.entries + begin;
+    // Listed k count from the product's first k: the loaders read the whole operands.
+    const tile_loader<cfg, A_LAYOUT, cfg::BM> a_load(whole.a, whole.lda, m0, whole.m);
+    const tile_loader<cfg, B_LAYOUT, cfg::BN> b_load(whole.b, whole.ldb, n0, whole.n);
+    const int stages = (listed + cfg::BK - 1) / cfg::BK;
+    run_pipeline<cfg>(
+        stages,
+        [&](int64_t s, int stage) {
+            if (s < stages) {
+                const int *k_of = entries + s * cfg::BK;
+                const int count = listed - (int)s * cfg::BK;
+                a_load.issue_list(a_smem + stage * cfg::A_STAGE, count,
+                                  listed_row_offset<A_LAYOUT>{k_of, whole.lda}, every_strip{});
+                b_load.issue_list(b_smem + stage * cfg::B_STAGE, count,
+                                  listed_row_offset<B_LAYOUT>{k_of, whole.ldb}, every_strip{});
+            }
+            cp_async_commit();
+        },
+        [&](int64_t s, int stage) {
+            const float *a_stage = a_smem + stage * cfg::A_STAGE;
+            const float *b_stage = b_smem + stage * cfg::B_STAGE;
+            const int entries_here = listed - (int)s * cfg::BK;
+            // The last stage's entries past the list hold stale rows: not multiplied.
+            if (entries_here >= cfg::BK)
+                acc.multiply_tile(a_stage, b_stage);
+            else
+                multiply_entries(acc, a_stage, b_stage, entries_here);
+        });
+}
+
 template <class cfg, tile_layout A_LAYOUT, tile_layout B_LAYOUT, bool TRANSPOSED_C, bool SPLIT>
 __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
     pipelined_kernel(esmm_gemm_problem_t whole, k_layers layers, dense_gate gate)
@@ -35,45 +109,14 @@ __global__ void __launch_bounds__(cfg::THREADS, cfg::MIN_CTAS_PER_SM)
     pipelined_tile_coords<cfg>(p.m, p.n, tile_m, tile_n);
     const int64_t m0 = tile_m * cfg::BM, n0 = tile_n * cfg::BN;
 
-    const tile_loader<cfg, A_LAYOUT, cfg::BM> a_load(p.a, p.lda, m0, p.m);
-    const tile_loader<cfg, B_LAYOUT, cfg::BN> b_load(p.b, p.ldb, n0, p.n);
-    const int64_t k_tiles = (p.k + cfg::BK - 1) / cfg::BK;
-    const int64_t full_k_tiles = p.k / cfg::BK;
-
-    // Copies k-tile kt into a stage; only the last, partial tile checks k.
-    auto issue = [&](int64_t kt, int stage) {
-        float *a_stage = a_smem + stage * cfg::A_STAGE;
-        float *b_stage = b_smem + stage * cfg::B_STAGE;
-        if (kt < full_k_tiles) {
-            a_load.template issue<false>(a_stage, kt, p.k, p.lda);
-            b_load.template issue<false>(b_stage, kt, p.k, p.ldb);
-        } else if (kt < k_tiles) {
-            a_load.template issue<true>(a_stage, kt, p.k, p.lda);
-            b_load.template issue<true>(b_stage, kt, p.k, p.ldb);
-        }
-        // One group per call, even empty, so wait_group counts stay uniform.
-        cp_async_commit();
-    };
-
-#pragma unroll
-    for (int s = 0; s < cfg::STAGES - 1; ++s)
-        issue(s, s);
-
-    warp_tile_accumulator<laid_out<cfg, A_LAYOUT, B_LAYOUT>> acc;
-    int read_stage = 0, write_stage = cfg::STAGES - 1;
-    for (int64_t kt = 0; kt < k_tiles; ++kt) {
-        cp_async_wait<cfg::STAGES - 2>();
-        // Tile kt is visible to every thread, and every thread has finished
-        // computing tile kt-1, whose stage the next copy overwrites.
-        __syncthreads();
-        issue(kt + cfg::STAGES - 1, write_stage);
-        acc.multiply_tile(a_smem + read_stage * cfg::A_STAGE,
-                          b_smem + read_stage * cfg::B_STAGE);
-        read_stage = read_stage + 1 == cfg::STAGES ? 0 : read_stage + 1;
-        write_stage = write_stage + 1 == cfg::STAGES ? 0 : write_stage + 1;
-    }
-    cp_async_wait<0>();
-
+    using rows = laid_out<cfg, A_LAYOUT, B_LAYOUT>;
+    warp_tile_accumulator<rows> acc;
+    if (gate.plan != nullptr && gate.plan->decision == ESMM_PLAN_UNION)
+        multiply_listed<rows, A_LAYOUT, B_LAYOUT>(acc, a_smem, b_smem, whole, gate.list,
+                                                  SPLIT ? blockIdx.z * layers.k_per_split : 0,
+                                                  p.k, m0, n0);
+    else
+        multiply_k_tiles<rows, A_LAYOUT, B_LAYOUT>(acc, a_smem, b_smem, p, m0, n0);
     acc.template store<TRANSPOSED_C>(p, m0, n0);
 }
 
@@ -124,9 +167,8 @@ cudaError_t run_narrow(const esmm_gemm_problem_t &q, dense_gate gate, float *par
 
 } // namespace
 
-cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
-                                   bool settled, float *partials, const float *wide_copy,
-                                   cudaStream_t stream)
+cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const dense_gate &gate,
+                                   float *partials, const float *wide_copy, cudaStream_t stream)
 {
     const esmm_copied_t copied =
         wide_copy != nullptr ? esmm_dense_copy(p.m, p.n, p.op_a, p.op_b) : ESMM_COPY_NONE;
@@ -138,9 +180,9 @@ cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan
         const int64_t half_ctas = (wide + half_tiles::BM - 1) / half_tiles::BM *
                                   esmm_k_split(q.m, q.n, q.k).splits;
         return narrow > narrow_tiles::BN && half_ctas >= ESMM_SPLIT_CTAS
-                   ? run_narrow<half_tiles>(q, dense_gate{gate, settled}, partials, stream)
-                   : run_narrow<narrow_tiles>(q, dense_gate{gate, settled}, partials, stream);
+                   ? run_narrow<half_tiles>(q, gate, partials, stream)
+                   : run_narrow<narrow_tiles>(q, gate, partials, stream);
     }
-    pipelined_launch<wide_tiles> launch = {dense_gate{gate, settled}, partials, stream};
+    pipelined_launch<wide_tiles> launch = {gate, partials, stream};
     return dispatch_layouts(q, launch);
 }

@@ -11,6 +11,8 @@ extern "C" {
 #include "gemm_problem.h"
 }
 
+#include "cuda/sparse/plan_gate.cuh"
+
 typedef cudaError_t (*esmm_dense_launcher_t)(const esmm_gemm_problem_t &p, cudaStream_t stream);
 
 cudaError_t launch_naive(const esmm_gemm_problem_t &p, cudaStream_t stream);
@@ -24,13 +26,12 @@ cudaError_t launch_warptile(const esmm_gemm_problem_t &p, cudaStream_t stream);
 // The top kernel, the dense path of esmm_sgemm. It splits k when
 // esmm_k_split says so, into partials (esmm_split_bytes of device memory;
 // launch_finish_splits completes C). Queued beside the zero-skipping kernel
-// it runs only when the plan in *gate (device memory) does not select
-// skipping; gate == NULL always runs (settled: plan_gate.cuh). With wide_copy
-// (else nullptr), it reads the operand esmm_dense_copy names from that
-// k-major copy (launch_copy_operand made it).
-cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const esmm_plan_stats_t *gate,
-                                   bool settled, float *partials, const float *wide_copy,
-                                   cudaStream_t stream);
+// it runs only when the plan in *gate.plan (device memory) selects the dense
+// or the union path (plan_gate.cuh); gate.plan == nullptr always runs. With
+// wide_copy (else nullptr), it reads the operand esmm_dense_copy names from
+// that k-major copy (launch_copy_operand made it).
+cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const dense_gate &gate,
+                                   float *partials, const float *wide_copy, cudaStream_t stream);
 
 // C = alpha * (partial sums added in order of k) + beta * C after a split
 // product; nothing when p does not split, nor where lists_plan (device

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK *WARP)
         block_zeros = block_slices = 0;
         if (blockIdx.x == 0) {
             stats->work = stats->bits_a = stats->bits_b = 0;
-            stats->steps_normal = stats->steps_swapped = 0;
+            stats->steps_normal = stats->steps_swapped = stats->union_skipped = 0;
             stats->blocks_done = 0;
             stats->decision = ESMM_PLAN_DENSE;
             stats->orientation = stats->form = 0;

@@ -5,9 +5,13 @@
 //   work          = sum_k count_a * count_b   (strip pairs left to multiply)
 //   steps_normal  = sum_k count_a * tiles_b   (CTA steps, A's strips leading)
 //   steps_swapped = sum_k count_b * tiles_a   (CTA steps, B's strips leading)
-// A block takes KB_PER_BLOCK k-blocks; its threads split the tiles, so each
-// makes a few loads, all in flight together. The last block to finish
-// decides.
+//   union_skipped = the k the union path leaves out (esmm_union_needs_k,
+//                   from count_x > 0 and, where one of them is 0, whether
+//                   any strip of the other is NaN/Inf there)
+// A block takes KB_PER_BLOCK k-blocks (one word of the union's bits); its
+// threads split the tiles, so each makes a few loads, all in flight
+// together. The last block to finish decides, and where the union path
+// runs, lists its k.
 #include <cuda_runtime.h>
 
 #include "cuda/launch_cache.cuh"
@@ -16,7 +20,7 @@
 
 namespace {
 
-constexpr int KB_PER_BLOCK = 8;
+constexpr int KB_PER_BLOCK = ESMM_UNION_K_PER_WORD / 8;
 constexpr int TILE_GROUPS = 32;
 constexpr int THREADS = KB_PER_BLOCK * TILE_GROUPS;
 constexpr int TILE = ESMM_PLAN_TILE_STRIPS;
@@ -73,6 +77,60 @@ __device__ void load_tile(const uint8_t *bits, int64_t strips, int64_t kblocks, 
         byte[s] = t0 + s < strips ? bits[(t0 + s) * kblocks + kb] : 0u;
 }
 
+// ORs one operand's NaN/Inf bytes of k-block kb over all its strips into
+// *any (shared), the block's threads taking the strips in turn.
+__device__ void or_nonfinite(const uint8_t *nonfinite, int64_t strips, int64_t kblocks,
+                             int64_t kb, unsigned *any)
+{
+    unsigned mine = 0;
+    for (int64_t s = threadIdx.x; s < strips; s += THREADS)
+        mine |= nonfinite[s * kblocks + kb];
+    if (mine)
+        atomicOr(any, mine);
+}
+
+// The last block, where the union path runs: the listed k from every
+// block's word (written before those blocks counted themselves done), in
+// increasing order, and the counts before each k-tile (esmm_union_list_t).
+__device__ void write_union_list(const esmm_union_list_t &list, unsigned words)
+{
+    __shared__ int warp_sums[THREADS / 32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    int carry = 0;
+    for (unsigned base = 0; base < words; base += THREADS) {
+        const unsigned w = base + threadIdx.x;
+        const unsigned long long bits = w < words ? __ldcg(&list.words[w]) : 0ull;
+        const int count = __popcll(bits);
+        int inclusive = count;
+        for (int offset = 1; offset < 32; offset *= 2) {
+            const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+            if (lane >= offset)
+                inclusive += v;
+        }
+        if (lane == 31)
+            warp_sums[warp] = inclusive;
+        __syncthreads();
+        int at = carry + inclusive - count, total = 0;
+        for (int i = 0; i < THREADS / 32; ++i) {
+            at += i < warp ? warp_sums[i] : 0;
+            total += warp_sums[i];
+        }
+        if (w < words) {
+            list.starts[2 * w] = at;
+            list.starts[2 * w + 1] = at + __popc((unsigned)bits);
+            for (unsigned long long rest = bits; rest; rest &= rest - 1)
+                list.entries[at++] = (int)(w * ESMM_UNION_K_PER_WORD) + __ffsll((long long)rest) - 1;
+        }
+        carry += total;
+        __syncthreads(); // warp_sums is rewritten
+    }
+    if (threadIdx.x == 0)
+        list.starts[2 * words] = carry;
+    // What a stage reads past the end (unused) is defined all the same.
+    for (int i = threadIdx.x; i < ESMM_UNION_PAD; i += THREADS)
+        list.entries[carry + i] = 0;
+}
+
 __device__ void add_block_total(unsigned long long value, unsigned long long *target)
 {
     for (int offset = 16; offset > 0; offset /= 2)
@@ -84,10 +142,16 @@ __device__ void add_block_total(unsigned long long value, unsigned long long *ta
 __global__ void __launch_bounds__(THREADS)
     plan_kernel(esmm_masks_t masks, int64_t m, int64_t n, int64_t k, int skip,
                 int normal_wide, int swapped_wide, double warp_lists, int extraction_copy,
-                esmm_plan_stats_t *stats)
+                int union_mode, esmm_union_list_t list, esmm_plan_stats_t *stats)
 {
     __shared__ bit_counts count_a, count_b;
+    // Per k-block: the k where one operand is zero in every strip and the
+    // other not, whose NaN/Inf then decide (ask_x: ask op(X)'s bytes), and
+    // the NaN/Inf found there.
+    __shared__ unsigned ask_a[KB_PER_BLOCK], ask_b[KB_PER_BLOCK];
+    __shared__ unsigned nonfinite_a[KB_PER_BLOCK], nonfinite_b[KB_PER_BLOCK];
     __shared__ bool last_block;
+    __shared__ int decision;
     chain_wait();
     chain_release();
     if (warp_probe_dense(stats))
@@ -98,6 +162,9 @@ __global__ void __launch_bounds__(THREADS)
         (&count_a.strips[0][0])[i] = (&count_a.tiles[0][0])[i] = 0;
         (&count_b.strips[0][0])[i] = (&count_b.tiles[0][0])[i] = 0;
     }
+    if (threadIdx.x < KB_PER_BLOCK)
+        ask_a[threadIdx.x] = ask_b[threadIdx.x] = nonfinite_a[threadIdx.x] =
+            nonfinite_b[threadIdx.x] = 0;
     __syncthreads();
     const int64_t kb = blockIdx.x * (int64_t)KB_PER_BLOCK + kb_local;
     operand_counts a, b;
@@ -123,12 +190,50 @@ __global__ void __launch_bounds__(THREADS)
     const unsigned long long set_a = a.set, set_b = b.set;
     __syncthreads();
     unsigned long long work = 0, normal = 0, swapped = 0;
+    unsigned long long ca = 0, cb = 0;
     if (threadIdx.x < KB_PER_BLOCK * 8) {
         const int i = threadIdx.x;
-        const unsigned long long ca = (&count_a.strips[0][0])[i], cb = (&count_b.strips[0][0])[i];
+        ca = (&count_a.strips[0][0])[i];
+        cb = (&count_b.strips[0][0])[i];
         work = ca * cb;
         normal = ca * (unsigned long long)(&count_b.tiles[0][0])[i];
         swapped = cb * (unsigned long long)(&count_a.tiles[0][0])[i];
+    }
+    const bool ask = union_mode != ESMM_UNION_NOT_OFFERED && (ca > 0) != (cb > 0);
+    if (ask)
+        atomicOr(ca > 0 ? &ask_a[threadIdx.x / 8] : &ask_b[threadIdx.x / 8],
+                 1u << (threadIdx.x % 8));
+    // Only blocks with such k read NaN/Inf bytes (dead channels are rare).
+    if (union_mode != ESMM_UNION_NOT_OFFERED && __syncthreads_or(ask)) {
+        for (int kl = 0; kl < KB_PER_BLOCK; ++kl) {
+            const int64_t kb_of = blockIdx.x * (int64_t)KB_PER_BLOCK + kl;
+            if (ask_a[kl])
+                or_nonfinite(masks.a_nonfinite, strips_a, kblocks, kb_of, &nonfinite_a[kl]);
+            if (ask_b[kl])
+                or_nonfinite(masks.b_nonfinite, strips_b, kblocks, kb_of, &nonfinite_b[kl]);
+        }
+        __syncthreads();
+    }
+    bool needed = false;
+    if (threadIdx.x < KB_PER_BLOCK * 8) {
+        const int i = threadIdx.x;
+        needed = esmm_union_needs_k(ca > 0, cb > 0, (nonfinite_a[i / 8] >> (i % 8)) & 1u,
+                                    (nonfinite_b[i / 8] >> (i % 8)) & 1u);
+    }
+    // The block's word of the union's bits, a half per warp (k past the
+    // product have no bits, so they are never listed), made visible by the
+    // fence before the block counts itself done. Only k left out are
+    // counted, so blocks that need every k add nothing.
+    if (union_mode != ESMM_UNION_NOT_OFFERED && threadIdx.x < ESMM_UNION_K_PER_WORD) {
+        const unsigned half = __ballot_sync(0xffffffffu, needed);
+        const int64_t k0 = blockIdx.x * (int64_t)ESMM_UNION_K_PER_WORD + threadIdx.x / 32 * 32;
+        const int64_t in_k = k - k0 < 0 ? 0 : (k - k0 < 32 ? k - k0 : 32);
+        const unsigned existing = in_k == 32 ? ~0u : (1u << in_k) - 1u;
+        if (threadIdx.x % 32 == 0) {
+            reinterpret_cast<unsigned *>(list.words)[2 * blockIdx.x + threadIdx.x / 32] = half;
+            if (existing & ~half)
+                atomicAdd(&stats->union_skipped, (unsigned long long)__popc(existing & ~half));
+        }
     }
     add_block_total(work, &stats->work);
     add_block_total(normal, &stats->steps_normal);
@@ -150,14 +255,28 @@ __global__ void __launch_bounds__(THREADS)
         totals.steps_normal = atomicAdd(&stats->steps_normal, 0ull);
         totals.steps_swapped = atomicAdd(&stats->steps_swapped, 0ull);
         totals.work = atomicAdd(&stats->work, 0ull);
+        totals.union_skipped = atomicAdd(&stats->union_skipped, 0ull);
         // The copy the extraction made, by the rule it read the probe with.
         const esmm_probe_slot_t probe = esmm_probe_totals(stats);
         const esmm_copied_t made = esmm_extraction_copy_made(
             probe.zeros, probe.slices, (esmm_copied_t)extraction_copy);
-        esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide, warp_lists, made);
+        const double union_share =
+            union_mode == ESMM_UNION_OFFERED ? esmm_union_share(&totals, k) : -1.0;
+        esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide, warp_lists, made,
+                         union_share);
+        if (union_mode == ESMM_UNION_FORCED) {
+            totals.decision = ESMM_PLAN_UNION;
+            totals.form = ESMM_FORM_UNION;
+        }
+        decision = totals.decision;
         stats->decision = totals.decision;
         stats->orientation = totals.orientation;
         stats->form = totals.form;
+    }
+    if (last_block) {
+        __syncthreads();
+        if (decision == ESMM_PLAN_UNION)
+            write_union_list(list, gridDim.x);
     }
 }
 
@@ -165,8 +284,8 @@ __global__ void __launch_bounds__(THREADS)
 
 cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t k,
                         esmm_operation_t op_a, esmm_operation_t op_b, esmm_skip_by_t skip,
-                        esmm_copied_t extraction_copy, esmm_plan_stats_t *stats,
-                        cudaStream_t stream)
+                        esmm_copied_t extraction_copy, esmm_union_mode_t union_mode,
+                        esmm_union_list_t list, esmm_plan_stats_t *stats, cudaStream_t stream)
 {
     const int64_t kblocks = (k + 7) / 8;
     const int64_t blocks = (kblocks + KB_PER_BLOCK - 1) / KB_PER_BLOCK;
@@ -176,5 +295,5 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
                           (int)skip, esmm_plan_normal_wide(m, op_b),
                           esmm_plan_swapped_wide(n, op_a),
                           esmm_plan_warp_lists(skip, m, n, k, op_a, op_b), (int)extraction_copy,
-                          stats);
+                          (int)union_mode, list, stats);
 }

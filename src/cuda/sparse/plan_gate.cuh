@@ -88,15 +88,21 @@ inline bool settled_launch(bool settled, bool behind_lists, int64_t blocks, int 
                                         blocks <= SETTLED_ROUNDS * sms * per_sm));
 }
 
-// When the dense kernel queued behind the plan runs (plan == nullptr: always).
+// When the dense kernel queued behind the plan runs (plan == nullptr: always,
+// over every k): where the decision is dense, or the union path, over the k
+// in list.
 struct dense_gate {
-    const esmm_plan_stats_t *plan;
-    bool settled;
+    const esmm_plan_stats_t *plan = nullptr;
+    bool settled = false;
+    esmm_union_list_t list = {};
 };
 
 template <bool FROM_L2 = false> __device__ __forceinline__ bool gate_open(const dense_gate &g)
 {
-    return g.plan == nullptr || plan_field<FROM_L2>(&g.plan->decision) == ESMM_PLAN_DENSE;
+    if (g.plan == nullptr)
+        return true;
+    const int decision = plan_field<FROM_L2>(&g.plan->decision);
+    return decision == ESMM_PLAN_DENSE || decision == ESMM_PLAN_UNION;
 }
 
 // Starts a gated kernel; whether it runs. An open kernel, or one whose gate

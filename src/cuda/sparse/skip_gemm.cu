@@ -196,35 +196,6 @@ __device__ int list_needed_k(const esmm_masks_t &masks, int64_t strip_a, int64_t
     return listed;
 }
 
-// The element offset of a stage's listed k along an operand stored with
-// leading dimension ld: k itself where its rows run along k, else row k.
-template <tile_layout LAYOUT> struct listed_row_offset {
-    const int *k_of;
-    int64_t ld;
-
-    __device__ __forceinline__ int64_t operator()(int e) const
-    {
-        // Listed k are non-negative: an unsigned product needs two multiplies, not three.
-        const uint64_t k = (unsigned)k_of[e];
-        return LAYOUT == tile_layout::K_CONTIG ? (int64_t)k : (int64_t)(k * (uint64_t)ld);
-    }
-};
-
-// Multiplies a stage's entries FIRST .. entries - 1 in order (at cfg::BK,
-// the unrolled dense loop).
-template <class cfg, int FIRST = 0>
-__device__ __forceinline__ void multiply_entries(warp_tile_accumulator<cfg> &acc,
-                                                 const float *a_stage, const float *b_stage,
-                                                 int entries)
-{
-#pragma unroll
-    for (int e = FIRST; e < cfg::BK; ++e) {
-        if (e >= entries)
-            return;
-        acc.multiply_k(a_stage + e * cfg::A_ROW, b_stage + e * cfg::B_ROW);
-    }
-}
-
 // Multiplies the entries of one stage this warp needs (needs[e] & mine);
 // in a uniform segment (list_needed_k) that is every entry, unasked. The
 // kernel's loop multiplies a full uniform stage itself, so a uniform stage
