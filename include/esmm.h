@@ -138,15 +138,15 @@ esmm_status_t esmm_sgemm_kernel(esmm_handle_t handle, const char *kernel,
  * compare equal; seen on the H100 wherever an A strip skips the zero
  * products that follow such a sum). The CPU backend rounds each product first
  * and has no such case.
- * On the GPU the plan may also take the union path: where whole columns of
- * op(A) or rows of op(B) are zero in every strip (dead channels), the dense
- * kernel's tiles run over only the other k, listed once per call; a k is
- * kept wherever a NaN or an infinity meets the other operand's zeros.
  * First it samples 256 such blocks of each operand (of a pattern given
  * instead, its bytes); where the shares of zero slices in the two samples add
  * up to less than 1/5, skipping cannot pay, and the call runs the dense kernel
  * without extracting anything. The sample is fixed by the shape, so a product always
  * takes the same path on the same data.
+ * On the GPU the plan may also take the union path: where whole columns of
+ * op(A) or rows of op(B) are zero in every strip (dead channels), the dense
+ * kernel's tiles run over only the other k, listed once per call; a k is
+ * kept wherever a NaN or an infinity meets the other operand's zeros.
  *
  * Operand patterns can be extracted once and reused while the operand does not
  * change (for example weights): the caller promises the data is unchanged.
@@ -283,12 +283,12 @@ esmm_status_t esmm_set_min_planned_work(esmm_handle_t handle, int64_t multiply_a
 esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_adds);
 
 /*
- * Workspace (the operands' masks and, on CUDA, the union path's list of k
- * (about 4.3 bytes per k), for a product with few tiles of
- * C and a long k, which the kernels split along k, its partial sums, and for
- * op(A) = A or op(B) = B^T a k-major copy of that operand, which the
- * zero-skipping kernel, or the dense kernel when both run along k, reads
- * instead of transposing it on the way in): the
+ * Workspace (the operands' masks and, on CUDA, the union path's list of k,
+ * about 4.3 bytes per k; for a product with few tiles of C and a long k,
+ * which the kernels split along k, its partial sums; and for op(A) = A or
+ * op(B) = B^T a k-major copy of that operand, which the zero-skipping
+ * kernel, or the dense kernel when both run along k, reads instead of
+ * transposing it on the way in): the
  * handle owns one that grows on demand (a growth allocates and so synchronises
  * the device: do a first call of each size and ops before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes

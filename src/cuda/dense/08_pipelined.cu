@@ -60,6 +60,7 @@ __device__ __forceinline__ void multiply_listed(warp_tile_accumulator<cfg> &acc,
                                                 const esmm_union_list_t &list, int64_t k0,
                                                 int64_t layer_k, int64_t m0, int64_t n0)
 {
+    static_assert(cfg::BK <= ESMM_UNION_PAD, "a stage reads at most BK entries past the list");
     const int begin = list.starts[k0 / ESMM_UNION_TILE];
     const int listed = list.starts[(k0 + layer_k + ESMM_UNION_TILE - 1) / ESMM_UNION_TILE] - begin;
     const int *entries = list.entries + begin;

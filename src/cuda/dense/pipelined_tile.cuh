@@ -378,7 +378,7 @@ template <class cfg, int MN> struct tile_loader<cfg, tile_layout::K_CONTIG, MN> 
         const int mn_in_tile = smem_offset - k_lane * ROW;
         // The stage's list is read before any copy is issued: a shared load
         // between two copies costs three issue slots (ptxas pads the copy).
-        // Listed k fit an int (launch_skip_gemm checks), so each source
+        // Listed k fit an int (masked calls need k <= INT32_MAX - 8), so each source
         // address adds a 32-bit offset to row[r], which sits at k_lane, not a
         // 64-bit one. (Computed unsigned: entries past count may hold
         // anything.)

@@ -21,6 +21,11 @@
 namespace {
 
 constexpr int KB_PER_BLOCK = ESMM_UNION_K_PER_WORD / 8;
+// A block's word is two halves of one 32-k tile each (a warp's ballot, and
+// the counts write_union_list writes), and every split layer starts on a
+// tile (multiply_listed in 08_pipelined.cu finds its range from them).
+static_assert(ESMM_UNION_K_PER_WORD == 64 && ESMM_UNION_TILE == 32, "two tiles a word");
+static_assert(ESMM_SPLIT_K_ALIGN % ESMM_UNION_TILE == 0, "layers start on a tile");
 constexpr int TILE_GROUPS = 32;
 constexpr int THREADS = KB_PER_BLOCK * TILE_GROUPS;
 constexpr int TILE = ESMM_PLAN_TILE_STRIPS;
@@ -203,7 +208,8 @@ __global__ void __launch_bounds__(THREADS)
     if (ask)
         atomicOr(ca > 0 ? &ask_a[threadIdx.x / 8] : &ask_b[threadIdx.x / 8],
                  1u << (threadIdx.x % 8));
-    // Only blocks with such k read NaN/Inf bytes (dead channels are rare).
+    // Only blocks with such k read NaN/Inf bytes (a block of k that every
+    // strip pair needs reads none).
     if (union_mode != ESMM_UNION_NOT_OFFERED && __syncthreads_or(ask)) {
         for (int kl = 0; kl < KB_PER_BLOCK; ++kl) {
             const int64_t kb_of = blockIdx.x * (int64_t)KB_PER_BLOCK + kl;
