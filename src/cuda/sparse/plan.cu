@@ -17,6 +17,7 @@
 #include "cuda/launch_cache.cuh"
 #include "cuda/patterns/probe_dense.cuh"
 #include "cuda/sparse/plan.cuh"
+#include "cuda/warp_scan.cuh"
 
 namespace {
 
@@ -106,12 +107,7 @@ __device__ void write_union_list(const esmm_union_list_t &list, unsigned words)
         const unsigned w = base + threadIdx.x;
         const unsigned long long bits = w < words ? __ldcg(&list.words[w]) : 0ull;
         const int count = __popcll(bits);
-        int inclusive = count;
-        for (int offset = 1; offset < 32; offset *= 2) {
-            const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
-            if (lane >= offset)
-                inclusive += v;
-        }
+        const int inclusive = warp_inclusive_sum(count, lane);
         if (lane == 31)
             warp_sums[warp] = inclusive;
         __syncthreads();

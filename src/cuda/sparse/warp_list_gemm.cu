@@ -22,6 +22,7 @@
 #include "cuda/sparse/plan_gate.cuh"
 #include "cuda/sparse/warp_list_gemm.cuh"
 #include "cuda/transpose_operand.cuh"
+#include "cuda/warp_scan.cuh"
 
 namespace {
 
@@ -253,13 +254,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
         while (w0 < mask_words) {
             unsigned need = next_need;
             const int count = __popc(need);
-            int inclusive = count;
-#pragma unroll
-            for (int offset = 1; offset < 32; offset *= 2) {
-                const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
-                if (lane >= offset)
-                    inclusive += v;
-            }
+            const int inclusive = warp_inclusive_sum(count, lane);
             const int words_listed = __shfl_sync(0xffffffffu, inclusive, 31);
             if (listed + words_listed > LIST_CAPACITY)
                 break;

@@ -4,6 +4,7 @@
 // counts) and writes their values and columns there. Rows above the limit
 // are only marked: products read them densely.
 #include "cuda/spmm/csr_layout.cuh"
+#include "cuda/warp_scan.cuh"
 
 namespace {
 
@@ -47,13 +48,7 @@ __global__ void __launch_bounds__(COMPRESS_WARPS * 32)
         const int count = counts[lane];
         const bool sparse = count <= limit;
         const int kept = sparse ? count : 0;
-        int end = kept; // inclusive scan of the kept counts
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            const int up = __shfl_up_sync(0xffffffffu, end, d);
-            if (lane >= d)
-                end += up;
-        }
+        const int end = warp_inclusive_sum(kept, lane); // of the kept counts
         const int64_t slot = (panel * gridDim.x + blockIdx.x) * CSR_COMPRESS_ROWS *
                              out.panel_width;
         const int start = (int)(slot + end - kept);
