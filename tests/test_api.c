@@ -366,6 +366,7 @@ typedef enum {
     NAME_UNKNOWN,
     NAME_WITH_SUFFIX,   /* a valid name with one more character */
     NAME_OTHER_BACKEND, /* a kernel of the other backend */
+    NAME_OTHER_SKIPPING, /* a zero-skipping path of the other backend (the GPU's union path) */
 } kernel_name_kind_t;
 
 static const struct {
@@ -377,6 +378,7 @@ static const struct {
     {"unknown kernel name", NAME_UNKNOWN},
     {"valid kernel name with a suffix", NAME_WITH_SUFFIX},
     {"kernel name of the other backend", NAME_OTHER_BACKEND},
+    {"zero-skipping kernel name of the other backend", NAME_OTHER_SKIPPING},
 };
 
 /* The first kernel of the backend f does not run on. */
@@ -406,6 +408,10 @@ static void run_kernel_name_cases(const fixture_t *f)
         case NAME_UNKNOWN: snprintf(name, sizeof name, "no-such-kernel"); break;
         case NAME_WITH_SUFFIX: snprintf(name, sizeof name, "%sx", f->kernel); break;
         case NAME_OTHER_BACKEND: snprintf(name, sizeof name, "%s", other_backend_kernel(f)); break;
+        case NAME_OTHER_SKIPPING:
+            snprintf(name, sizeof name, "%s",
+                     f->backend == ESMM_BACKEND_CPU ? "sparse-union" : "cpu-skip-joint");
+            break;
         }
         gemm_case_t t = valid_case;
         t.what = kernel_name_cases[r].what;
