@@ -414,7 +414,7 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
                      esmm_plan_swapped_wide(p->n, p->op_a),
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k, p->op_a,
                                           p->op_b),
-                     made, esmm_union_share(&p->steps, p->k));
+                     made, esmm_union_share(&p->steps, p->k), p->op_a, p->op_b);
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
     if (sparse) {
         /* The form esmm_get_last_info reports (read from the device's plan)

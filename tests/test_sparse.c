@@ -405,7 +405,7 @@ static int plan_decision(const target_t *t, const expected_t *e, const esmm_gemm
                      esmm_plan_swapped_wide(n, p->op_a),
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, p->op_a, p->op_b),
                      esmm_extraction_copy_made(e->probe.zeros, e->probe.slices, candidate),
-                     esmm_union_share(&e->steps, k));
+                     esmm_union_share(&e->steps, k), p->op_a, p->op_b);
     return stats.decision;
 }
 
@@ -1048,18 +1048,21 @@ static const plan_case_t plan_cases[] = {
      * strip zero (under 1/5) go dense unextracted; 8 of 40 (exactly 1/5) are
      * extracted and planned, and so are 4 of 40 of each operand and 5 of A's
      * with 4 of B's, but not 4 of A's with 3 of B's. Those are dead
-     * channels, zero in every strip: planned, the CPU runs them dense and the
-     * GPU takes the union path. */
+     * channels, zero in every strip: planned, the CPU runs them dense, and
+     * the GPU takes the union path where it lists 3/4 of k, but not 4/5 or
+     * more: at this size the dense kernel transposes both operands on the
+     * way in (NT, too small for copies), so a listed k costs
+     * 1 + 2 ESMM_PLAN_UNION_TRANSPOSED_IN of a dense one. */
     {"A zero at every 6th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 6}, {FILL_SLICES, 1, 0}},
      ESMM_PATH_DENSE, 1.0, -1.0, -1.0, -1.0},
     {"A zero at every 5th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 5}, {FILL_SLICES, 1, 0}},
-     ESMM_PATH_DENSE, 1.0, 0.8, 1.0, 0.8},
+     ESMM_PATH_DENSE, 1.0, 0.8, 1.0, -1.0},
     {"A zero at every 4th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 4}, {FILL_SLICES, 1, 0}},
      ESMM_PATH_DENSE, 1.0, 0.75, 1.0, 0.75},
     {"both zero at every 10th k", 64, 96, 40, {"", {FILL_K_GAPS, 0, 10}, {FILL_K_GAPS, 0, 10}},
-     ESMM_PATH_DENSE, 1.0, 0.9, 0.9, 0.9},
+     ESMM_PATH_DENSE, 1.0, 0.9, 0.9, -1.0},
     {"A zero at every 8th k, B at every 10th", 64, 96, 40,
-     {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 10}}, ESMM_PATH_DENSE, 1.0, 0.875, 0.9, 0.8},
+     {"", {FILL_K_GAPS, 0, 8}, {FILL_K_GAPS, 0, 10}}, ESMM_PATH_DENSE, 1.0, 0.875, 0.9, -1.0},
     {"A zero at every 10th k, B at every 14th", 64, 96, 40,
      {"", {FILL_K_GAPS, 0, 10}, {FILL_K_GAPS, 0, 14}}, ESMM_PATH_DENSE, 1.0, -1.0, -1.0, -1.0},
     /* A quarter of the work left: skipped, though both operands run along k
@@ -1368,9 +1371,9 @@ static void check_extraction_copy_rule(void)
     esmm_plan_stats_t not_made = made;
     const int swapped_wide = esmm_plan_swapped_wide(size, ESMM_OP_N);
     esmm_plan_decide(&not_made, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
-                     swapped_wide, -1.0, ESMM_COPY_NONE, -1.0);
+                     swapped_wide, -1.0, ESMM_COPY_NONE, -1.0, ESMM_OP_N, ESMM_OP_N);
     esmm_plan_decide(&made, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT, swapped_wide,
-                     -1.0, ESMM_COPY_A, -1.0);
+                     -1.0, ESMM_COPY_A, -1.0, ESMM_OP_N, ESMM_OP_N);
     CHECK(swapped_wide == ESMM_WIDE_COPIED && not_made.decision == ESMM_PLAN_DENSE &&
               made.decision == ESMM_PLAN_SKIP_SWAPPED,
           "B-leading steps at %.3f of the dense ones: decision %d with A's copy to make, %d "
@@ -1408,7 +1411,8 @@ static void check_transposed_rule(void)
         stats.work = (unsigned long long)(cases[i].share * strips_a * strips_b * (double)k);
         const int normal_wide = esmm_plan_normal_wide(m, ESMM_OP_T);
         esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, normal_wide,
-                         esmm_plan_swapped_wide(n, ESMM_OP_T), -1.0, ESMM_COPY_NONE, -1.0);
+                         esmm_plan_swapped_wide(n, ESMM_OP_T), -1.0, ESMM_COPY_NONE, -1.0,
+                         ESMM_OP_T, ESMM_OP_T);
         CHECK(normal_wide == ESMM_WIDE_TRANSPOSED && stats.decision == cases[i].decision &&
                   (cases[i].form < 0 || stats.form == cases[i].form),
               "%lld x %lld x %lld, op(B) = B^T, A's steps at %.2f: read %d, decision %d, form "
@@ -1421,7 +1425,10 @@ static void check_transposed_rule(void)
 
 /* The pair-warp tile spans 256 columns of C: where C is 128 wide, half of
  * it lies past C and a step costs twice its share, so A's half of the steps
- * left runs dense there and skips where C is 4096 wide. Host rule only. */
+ * left runs dense there and skips where C is 4096 wide. Along A's strips the
+ * dense tiles reach further: 1797 rows are 15 tiles of 128 (1920 rows) and
+ * 57 strips (1824), so 0.79 of A's steps skip there and run dense at 2048
+ * rows. Host rule only. */
 static void check_tile_span_rule(void)
 {
     const int64_t k = 4096, m = 4096, widths[] = {128, 4096};
@@ -1436,10 +1443,27 @@ static void check_tile_span_rule(void)
         stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)k);
         stats.work = (unsigned long long)(0.5 * strips_a * strips_b * (double)k);
         esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT, ESMM_WIDE_DIRECT,
-                         -1.0, ESMM_COPY_NONE, -1.0);
+                         -1.0, ESMM_COPY_NONE, -1.0, ESMM_OP_T, ESMM_OP_N);
         CHECK(stats.decision == want[i],
               "%lld x %lld x %lld, A's steps at 0.5: decision %d, expected %d", (long long)m,
               (long long)n, (long long)k, stats.decision, want[i]);
+    }
+    const int64_t heights[] = {1797, 2048};
+    const int want_led[] = {ESMM_PLAN_SKIP_NORMAL, ESMM_PLAN_DENSE};
+    for (size_t i = 0; i < COUNT_OF(heights); i++) {
+        const int64_t rows = heights[i], cols = 2048, depth = 2048;
+        const double strips_a = (double)((rows + 31) / 32), strips_b = (double)(cols / 32);
+        const double tiles_a = (double)((rows + 255) / 256);
+        const double tiles_b = strips_b / ESMM_PLAN_TILE_STRIPS;
+        esmm_plan_stats_t stats = {0};
+        stats.steps_normal = (unsigned long long)(0.79 * strips_a * tiles_b * (double)depth);
+        stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)depth);
+        stats.work = (unsigned long long)(0.79 * strips_a * strips_b * (double)depth);
+        esmm_plan_decide(&stats, rows, cols, depth, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
+                         ESMM_WIDE_DIRECT, -1.0, ESMM_COPY_NONE, -1.0, ESMM_OP_T, ESMM_OP_N);
+        CHECK(stats.decision == want_led[i],
+              "%lld x %lld x %lld, A's steps at 0.79: decision %d, expected %d",
+              (long long)rows, (long long)cols, (long long)depth, stats.decision, want_led[i]);
     }
 }
 
@@ -1486,13 +1510,62 @@ static void check_union_rule(void)
         stats.steps_swapped = (unsigned long long)(strips * tiles * (double)size);
         stats.work = (unsigned long long)(cases[i].steps * strips * strips * (double)size);
         esmm_plan_decide(&stats, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
-                         ESMM_WIDE_DIRECT, -1.0, ESMM_COPY_NONE, cases[i].union_share);
+                         ESMM_WIDE_DIRECT, -1.0, ESMM_COPY_NONE, cases[i].union_share, ESMM_OP_T,
+                         ESMM_OP_N);
         CHECK(stats.decision == cases[i].decision &&
                   (stats.decision == ESMM_PLAN_UNION) == (stats.form == ESMM_FORM_UNION),
               "4096^3, A's steps at %.3f, union share %.3f: decision %d form %d, expected "
               "decision %d",
               cases[i].steps, cases[i].union_share, stats.decision, stats.form,
               cases[i].decision);
+    }
+    /* At 2048^3 with A's dead channels leaving 3/4 of k (steps and share
+     * alike): the union path where neither operand is transposed on the way
+     * in (TN), pair warps where one is (NN: A, too narrow a C for its copy;
+     * NT: B, and A's copy to make besides). */
+    const int64_t mid = 2048;
+    const double mid_strips = (double)(mid / 32), mid_tiles = mid_strips / ESMM_PLAN_TILE_STRIPS;
+    const struct {
+        esmm_operation_t op_a, op_b;
+        int made, decision;
+    } layouts[] = {
+        {ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE, ESMM_PLAN_UNION},
+        {ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE, ESMM_PLAN_SKIP_NORMAL},
+        {ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_PLAN_SKIP_NORMAL},
+    };
+    for (size_t i = 0; i < COUNT_OF(layouts); i++) {
+        esmm_plan_stats_t stats = {0};
+        stats.steps_normal = (unsigned long long)(0.75 * mid_strips * mid_tiles * (double)mid);
+        stats.steps_swapped = (unsigned long long)(mid_strips * mid_tiles * (double)mid);
+        stats.work = (unsigned long long)(0.75 * mid_strips * mid_strips * (double)mid);
+        esmm_plan_decide(&stats, mid, mid, mid, ESMM_SKIP_BY_BOTH,
+                         esmm_plan_normal_wide(mid, layouts[i].op_b),
+                         esmm_plan_swapped_wide(mid, layouts[i].op_a), -1.0, layouts[i].made,
+                         0.75, layouts[i].op_a, layouts[i].op_b);
+        CHECK(stats.decision == layouts[i].decision,
+              "2048^3 op(A) %d op(B) %d, 3/4 of k listed and of A's steps: decision %d, "
+              "expected %d (operands transposed on the way in: %d)",
+              (int)layouts[i].op_a, (int)layouts[i].op_b, stats.decision, layouts[i].decision,
+              esmm_dense_transposed_in(mid, mid, layouts[i].op_a, layouts[i].op_b));
+    }
+    /* Both operands transposed on the way in (NT, 64 x 96 x 40, no copies),
+     * with no step skipped: the union path lists 3/4 of k below a dense
+     * pass, 4/5 above (the planner table's rows on the GPU). */
+    const double small_shares[] = {0.75, 0.8};
+    const int small_want[] = {ESMM_PLAN_UNION, ESMM_PLAN_DENSE};
+    for (size_t i = 0; i < COUNT_OF(small_shares); i++) {
+        esmm_plan_stats_t stats = {0};
+        stats.steps_normal = 2 * 1 * 40;  /* strips of A x tiles of B x k */
+        stats.steps_swapped = 3 * 1 * 40; /* strips of B x tiles of A x k */
+        stats.work = 2 * 3 * 40;
+        esmm_plan_decide(&stats, 64, 96, 40, ESMM_SKIP_BY_BOTH,
+                         esmm_plan_normal_wide(64, ESMM_OP_T),
+                         esmm_plan_swapped_wide(96, ESMM_OP_N), -1.0, ESMM_COPY_NONE,
+                         small_shares[i], ESMM_OP_N, ESMM_OP_T);
+        CHECK(stats.decision == small_want[i] &&
+                  esmm_dense_transposed_in(64, 96, ESMM_OP_N, ESMM_OP_T) == 2,
+              "64 x 96 x 40 NT, union share %.2f: decision %d, expected %d", small_shares[i],
+              stats.decision, small_want[i]);
     }
     /* Every part of the list lies inside its bytes, whatever k. */
     const int64_t depths[] = {1, 63, 64, 65, 4096, 100003};

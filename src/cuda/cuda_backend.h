@@ -397,21 +397,29 @@ static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operat
 /* An orientation's modelled time in the pair-warp form as a fraction of a
  * dense pass: its steps out of `all`, weighted by how its wide operand is read
  * (wide, esmm_wide_read_t), whose copy serves C's other side `other` and
- * costs nothing where the extraction already made it (copy_made), and by the
- * columns its tiles span along C's side `span` (32 * ESMM_PLAN_TILE_STRIPS
- * each) over those the dense kernel's tiles span (128 each, or 32 where C is
- * at most 64 wide, item 13): a step costs the same where part of its tile
- * lies past C. On the H100, 4096 x 128 x 4096 with A at d = 0.5 (half of
- * each tile past C) took 0.180 ms in pair warps against 0.168 on the dense
- * path, and at 0.75 0.235 against 0.169. */
+ * costs nothing where the extraction already made it (copy_made), and by how
+ * far its tiles reach past C against the dense kernel's (a step costs the
+ * same where part of its tile lies past C): along C's side `span`, 32 *
+ * ESMM_PLAN_TILE_STRIPS columns each against 128 (or 32 where C is at most 64
+ * wide, item 13), and along the leading strips' side `lead`, 32 rows each
+ * against 128 where C is wider than 64 there. On the H100, 4096 x 128 x 4096
+ * with A at d = 0.5 (half of each tile past C) took 0.180 ms in pair warps
+ * against 0.168 on the dense path, and at 0.75 0.235 against 0.169. At
+ * m = 1797 (the dense tiles span 1920 rows, the strips 1824) pair warps with
+ * A's dead channels leaving 3/4 of k took 0.3267 ms against the union path's
+ * 0.3334 (dense tiles), where at m = 2048 they took 0.3210 against 0.3002
+ * (op(A) = A^T, n = k = 2048); the model still gives the union path the
+ * first, by 4% where it lost by 2%. */
 static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, double all,
                                                      int wide, int64_t other, int copy_made,
-                                                     int64_t span)
+                                                     int64_t span, int64_t lead)
 {
     const int64_t tile = 32 * ESMM_PLAN_TILE_STRIPS, dense_tile = span <= 64 ? 32 : 128;
     const double spanned = (double)((span + tile - 1) / tile * tile) /
                            (double)((span + dense_tile - 1) / dense_tile * dense_tile);
-    const double share = (double)steps / all * spanned;
+    const double led =
+        lead <= 64 ? 1.0 : (double)((lead + 31) / 32 * 32) / (double)((lead + 127) / 128 * 128);
+    const double share = (double)steps / all * spanned * led;
     const double read = wide == ESMM_WIDE_TRANSPOSED ? share * ESMM_PLAN_TRANSPOSED_IN : share;
     const double copy =
         wide == ESMM_WIDE_COPIED && !copy_made ? ESMM_PLAN_COPY_COST / (double)other : 0.0;
@@ -451,6 +459,39 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
            (double)m * (double)n * (double)k >= ESMM_PLAN_STRIP_WARPS_MIN_PRODUCT;
 }
 
+/* Which operand the dense path reads from a k-major copy. The dense kernel
+ * transposes an operand whose rows run along k on the way in, 4 bytes at a
+ * time. With both operands so (op(A) = A, op(B) = B^T) that cost 3.13 ms
+ * (0.87x cuBLAS) against 2.81 ms with one of them stored along m/n, measured
+ * on the H100 at 4096^3: the operand with fewer rows is read from the k-major
+ * copy that the skipping orientation with that operand in B's place would
+ * read (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B: C's other
+ * side large enough that the copy costs at most ESMM_PLAN_COPY_AT_MOST of a
+ * dense pass). With one such operand, it is read from that same copy where
+ * the copy costs less than the ESMM_PLAN_DENSE_COPY_GAIN of a dense pass that
+ * reading it along m/n saves (C's other side above ESMM_PLAN_COPY_COST /
+ * ESMM_PLAN_DENSE_COPY_GAIN, which lies past the orientations' edge; the
+ * orientation's rule is still asked, so the workspace holds the copy by
+ * construction). */
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t n,
+                                                             esmm_operation_t op_a,
+                                                             esmm_operation_t op_b)
+{
+    const int a_along_k = op_a == ESMM_OP_N, b_along_k = op_b == ESMM_OP_T;
+    const int copy_a = esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED;
+    const int copy_b = esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED;
+    if (a_along_k && b_along_k) {
+        if (m <= n)
+            return copy_a ? ESMM_COPY_A : ESMM_COPY_NONE;
+        return copy_b ? ESMM_COPY_B : ESMM_COPY_NONE;
+    }
+    if (a_along_k && copy_a && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)n)
+        return ESMM_COPY_A;
+    if (b_along_k && copy_b && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)m)
+        return ESMM_COPY_B;
+    return ESMM_COPY_NONE;
+}
+
 /* The union path: the dense kernel's tiles over only the k that some strip
  * of op(A) and some strip of op(B) need, listed once for the whole product
  * by the plan (the exact form of the uniform pattern: the union of every
@@ -471,9 +512,29 @@ static inline ESMM_HOST_DEVICE int esmm_union_needs_k(int a, int b, int nf_a, in
  * half / three quarters of k listed, 2.71 ms per whole k, against 2.63-2.65
  * for esmm on dense data with A along m, as its copy is read): a gathered k
  * costs 1.02-1.03 of a dense one, so the union path undercuts a dense pass
- * from 4% of k left out. */
+ * from 4% of k left out. A listed k costs ESMM_PLAN_UNION_TRANSPOSED_IN more
+ * for each operand that the dense kernel transposes on the way in (rows
+ * along k, not copied: esmm_dense_transposed_in). Measured on the H100 with
+ * A's dead channels (`--pattern-a 11111100`, 3/4 of k listed; forced paths
+ * end to end, ms, union against pair warps): with one operand so, 2048^3 NN
+ * 0.3292 against 0.3225, NT 0.3316 against 0.3299, 1797 x 2048 x 2048 NT
+ * 0.3437 against 0.3282, 1024^3 NN 0.0870 against 0.0748, and 4096^3 NT
+ * with half of k listed 1.612 against 1.593; with none, 2048^3 TN 0.3002
+ * against 0.3210 and 4096^3 NN (A's copy read) 1.498 against 1.556. */
 #define ESMM_PLAN_UNION_PER_K 1.03
+#define ESMM_PLAN_UNION_TRANSPOSED_IN 0.12
 #define ESMM_PLAN_UNION_FIXED 0.01
+
+/* How many of the two operands the dense kernel (and so the union path)
+ * transposes on the way in: rows along k and no k-major copy read. */
+static inline ESMM_HOST_DEVICE int esmm_dense_transposed_in(int64_t m, int64_t n,
+                                                            esmm_operation_t op_a,
+                                                            esmm_operation_t op_b)
+{
+    const esmm_copied_t copy = esmm_dense_copy(m, n, op_a, op_b);
+    return (op_a == ESMM_OP_N && !(copy & ESMM_COPY_A)) +
+           (op_b == ESMM_OP_T && !(copy & ESMM_COPY_B));
+}
 
 /* The union path's list in the workspace for a product of depth k, written
  * by the plan: a word of ESMM_UNION_K_PER_WORD bits per plan block (bit i:
@@ -525,14 +586,26 @@ static inline ESMM_HOST_DEVICE double esmm_union_share(const esmm_plan_stats_t *
 
 /* The union path's choice after the skipping paths': it runs where its
  * modelled time (union_share: listed k out of k; < 0 where not offered)
- * undercuts the path chosen, whose time is `chosen` (a dense pass: 1). */
+ * undercuts the path chosen, whose time is `chosen` (a dense pass: 1). It
+ * reads the dense path's copy (esmm_dense_copy), which costs nothing against
+ * a dense pass, which reads it too, and against a skipping path
+ * ESMM_PLAN_COPY_COST over C's other side unless the extraction made it
+ * (made, an esmm_copied_t set). */
 static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, double chosen,
-                                                         double union_share)
+                                                         double union_share, int64_t m,
+                                                         int64_t n, esmm_operation_t op_a,
+                                                         esmm_operation_t op_b, int made)
 {
     if (union_share < 0.0)
         return;
-    const double union_cost = ESMM_PLAN_UNION_PER_K * union_share + ESMM_PLAN_UNION_FIXED;
-    if (union_cost < (s->decision == ESMM_PLAN_DENSE ? 1.0 : chosen)) {
+    const double per_k =
+        ESMM_PLAN_UNION_PER_K *
+        (1.0 + ESMM_PLAN_UNION_TRANSPOSED_IN * esmm_dense_transposed_in(m, n, op_a, op_b));
+    const double listed = per_k * union_share + ESMM_PLAN_UNION_FIXED;
+    const int copy = esmm_dense_copy(m, n, op_a, op_b) & ~made;
+    const double copy_cost = ((copy & ESMM_COPY_A) ? ESMM_PLAN_COPY_COST / (double)n : 0.0) +
+                             ((copy & ESMM_COPY_B) ? ESMM_PLAN_COPY_COST / (double)m : 0.0);
+    if (s->decision == ESMM_PLAN_DENSE ? listed < 1.0 : listed + copy_cost < chosen) {
         s->decision = ESMM_PLAN_UNION;
         s->form = ESMM_FORM_UNION;
     }
@@ -547,12 +620,14 @@ static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, d
  * the copies the extraction already wrote (esmm_extraction_copy_made), which
  * the paths reading them no longer pay for; where the warp lists are queued,
  * those are copies they read, so their copy cost falls by the same terms.
- * Last, the union path (esmm_plan_take_union) where union_share >= 0. */
+ * Last, the union path (esmm_plan_take_union, with op_a and op_b) where
+ * union_share >= 0. */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
                                                      int64_t n, int64_t k, int skip,
                                                      int normal_wide, int swapped_wide,
                                                      double warp_lists, int made,
-                                                     double union_share)
+                                                     double union_share, esmm_operation_t op_a,
+                                                     esmm_operation_t op_b)
 {
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
@@ -562,9 +637,9 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
     const double all_normal = strips_a * tiles_b * (double)k;
     const double all_swapped = strips_b * tiles_a * (double)k;
     const double cost_normal =
-        esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m, made & ESMM_COPY_B, n);
+        esmm_plan_cost(s->steps_normal, all_normal, normal_wide, m, made & ESMM_COPY_B, n, m);
     const double cost_swapped =
-        esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n, made & ESMM_COPY_A, m);
+        esmm_plan_cost(s->steps_swapped, all_swapped, swapped_wide, n, made & ESMM_COPY_A, m, n);
     const int normal = cost_normal <= cost_swapped;
     s->orientation = normal ? ESMM_PLAN_SKIP_NORMAL : ESMM_PLAN_SKIP_SWAPPED;
     /* work counts strip pairs, each step a tile of ESMM_PLAN_TILE_STRIPS. */
@@ -582,7 +657,7 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
         if (lists < cost) {
             s->form = ESMM_FORM_WARP_LISTS;
             s->decision = lists > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE : s->orientation;
-            esmm_plan_take_union(s, lists, union_share);
+            esmm_plan_take_union(s, lists, union_share, m, n, op_a, op_b, made);
             return;
         }
         s->form = ESMM_FORM_PAIR_WARPS;
@@ -596,7 +671,7 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
         s->form = strips ? ESMM_FORM_STRIP_WARPS : ESMM_FORM_PAIR_WARPS;
     }
     s->decision = cost > ESMM_PLAN_SKIP_BELOW ? ESMM_PLAN_DENSE : s->orientation;
-    esmm_plan_take_union(s, cost, union_share);
+    esmm_plan_take_union(s, cost, union_share, m, n, op_a, op_b, made);
 }
 
 /* Row length (floats) of the k-major copy of an operand with `rows` rows
@@ -604,39 +679,6 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
 static inline ESMM_HOST_DEVICE int64_t esmm_wide_copy_ld(int64_t rows)
 {
     return (rows + 3) / 4 * 4;
-}
-
-/* Which operand the dense path reads from a k-major copy. The dense kernel
- * transposes an operand whose rows run along k on the way in, 4 bytes at a
- * time. With both operands so (op(A) = A, op(B) = B^T) that cost 3.13 ms
- * (0.87x cuBLAS) against 2.81 ms with one of them stored along m/n, measured
- * on the H100 at 4096^3: the operand with fewer rows is read from the k-major
- * copy that the skipping orientation with that operand in B's place would
- * read (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B: C's other
- * side large enough that the copy costs at most ESMM_PLAN_COPY_AT_MOST of a
- * dense pass). With one such operand, it is read from that same copy where
- * the copy costs less than the ESMM_PLAN_DENSE_COPY_GAIN of a dense pass that
- * reading it along m/n saves (C's other side above ESMM_PLAN_COPY_COST /
- * ESMM_PLAN_DENSE_COPY_GAIN, which lies past the orientations' edge; the
- * orientation's rule is still asked, so the workspace holds the copy by
- * construction). */
-static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t n,
-                                                             esmm_operation_t op_a,
-                                                             esmm_operation_t op_b)
-{
-    const int a_along_k = op_a == ESMM_OP_N, b_along_k = op_b == ESMM_OP_T;
-    const int copy_a = esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED;
-    const int copy_b = esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED;
-    if (a_along_k && b_along_k) {
-        if (m <= n)
-            return copy_a ? ESMM_COPY_A : ESMM_COPY_NONE;
-        return copy_b ? ESMM_COPY_B : ESMM_COPY_NONE;
-    }
-    if (a_along_k && copy_a && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)n)
-        return ESMM_COPY_A;
-    if (b_along_k && copy_b && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)m)
-        return ESMM_COPY_B;
-    return ESMM_COPY_NONE;
 }
 
 /* The copies the warp-list form reads (ESMM_COPY_BOTH: A's and B's): it

@@ -83,21 +83,27 @@ __device__ void load_tile(const uint8_t *bits, int64_t strips, int64_t kblocks, 
         byte[s] = t0 + s < strips ? bits[(t0 + s) * kblocks + kb] : 0u;
 }
 
-// ORs one operand's NaN/Inf bytes of k-block kb over all its strips into
-// *any (shared), the block's threads taking the strips in turn.
+// ORs one operand's NaN/Inf bytes over all its strips into any[kl] (shared)
+// for each of the block's k-blocks kl (from kb0) that ask[kl] names. A thread
+// keeps to one k-block and takes every (THREADS / KB_PER_BLOCK)-th strip, so
+// the block waits for one round of loads, not one per k-block.
 __device__ void or_nonfinite(const uint8_t *nonfinite, int64_t strips, int64_t kblocks,
-                             int64_t kb, unsigned *any)
+                             int64_t kb0, const unsigned *ask, unsigned *any)
 {
+    const int kl = threadIdx.x % KB_PER_BLOCK;
+    if (ask[kl] == 0)
+        return;
     unsigned mine = 0;
-    for (int64_t s = threadIdx.x; s < strips; s += THREADS)
-        mine |= nonfinite[s * kblocks + kb];
+#pragma unroll 4
+    for (int64_t s = threadIdx.x / KB_PER_BLOCK; s < strips; s += THREADS / KB_PER_BLOCK)
+        mine |= nonfinite[s * kblocks + kb0 + kl];
     if (mine)
-        atomicOr(any, mine);
+        atomicOr(&any[kl], mine);
 }
 
-// The last block, where the union path runs: the listed k from every
-// block's word (written before those blocks counted themselves done), in
-// increasing order, and the counts before each k-tile (esmm_union_list_t).
+// The last block, where the union path runs: the counts before each k-tile
+// (esmm_union_list_t), then the listed k from every block's word (written
+// before those blocks counted themselves done) in increasing order.
 __device__ void write_union_list(const esmm_union_list_t &list, unsigned words)
 {
     __shared__ int warp_sums[THREADS / 32];
@@ -119,14 +125,22 @@ __device__ void write_union_list(const esmm_union_list_t &list, unsigned words)
         if (w < words) {
             list.starts[2 * w] = at;
             list.starts[2 * w + 1] = at + __popc((unsigned)bits);
-            for (unsigned long long rest = bits; rest; rest &= rest - 1)
-                list.entries[at++] = (int)(w * ESMM_UNION_K_PER_WORD) + __ffsll((long long)rest) - 1;
         }
         carry += total;
-        __syncthreads(); // warp_sums is rewritten
+        __syncthreads(); // warp_sums is rewritten; the starts are visible to the block
     }
     if (threadIdx.x == 0)
         list.starts[2 * words] = carry;
+    // A warp per word, a lane per two of its k: a listed k's place is its
+    // word's start plus the listed k below it in the word.
+    for (unsigned w = warp; w < words; w += THREADS / 32) {
+        const unsigned long long bits = __ldcg(&list.words[w]);
+        const int start = list.starts[2 * w];
+        for (int bit = lane; bit < ESMM_UNION_K_PER_WORD; bit += 32)
+            if ((bits >> bit) & 1ull)
+                list.entries[start + __popcll(bits & ((1ull << bit) - 1ull))] =
+                    (int)(w * ESMM_UNION_K_PER_WORD) + bit;
+    }
     // What a stage reads past the end (unused) is defined all the same.
     for (int i = threadIdx.x; i < ESMM_UNION_PAD; i += THREADS)
         list.entries[carry + i] = 0;
@@ -142,8 +156,9 @@ __device__ void add_block_total(unsigned long long value, unsigned long long *ta
 
 __global__ void __launch_bounds__(THREADS)
     plan_kernel(esmm_masks_t masks, int64_t m, int64_t n, int64_t k, int skip,
-                int normal_wide, int swapped_wide, double warp_lists, int extraction_copy,
-                int union_mode, esmm_union_list_t list, esmm_plan_stats_t *stats)
+                int op_a, int op_b, int normal_wide, int swapped_wide, double warp_lists,
+                int extraction_copy, int union_mode, esmm_union_list_t list,
+                esmm_plan_stats_t *stats)
 {
     __shared__ bit_counts count_a, count_b;
     // Per k-block: the k where one operand is zero in every strip and the
@@ -207,13 +222,9 @@ __global__ void __launch_bounds__(THREADS)
     // Only blocks with such k read NaN/Inf bytes (a block of k that every
     // strip pair needs reads none).
     if (union_mode != ESMM_UNION_NOT_OFFERED && __syncthreads_or(ask)) {
-        for (int kl = 0; kl < KB_PER_BLOCK; ++kl) {
-            const int64_t kb_of = blockIdx.x * (int64_t)KB_PER_BLOCK + kl;
-            if (ask_a[kl])
-                or_nonfinite(masks.a_nonfinite, strips_a, kblocks, kb_of, &nonfinite_a[kl]);
-            if (ask_b[kl])
-                or_nonfinite(masks.b_nonfinite, strips_b, kblocks, kb_of, &nonfinite_b[kl]);
-        }
+        const int64_t kb0 = blockIdx.x * (int64_t)KB_PER_BLOCK;
+        or_nonfinite(masks.a_nonfinite, strips_a, kblocks, kb0, ask_a, nonfinite_a);
+        or_nonfinite(masks.b_nonfinite, strips_b, kblocks, kb0, ask_b, nonfinite_b);
         __syncthreads();
     }
     bool needed = false;
@@ -265,7 +276,7 @@ __global__ void __launch_bounds__(THREADS)
         const double union_share =
             union_mode == ESMM_UNION_OFFERED ? esmm_union_share(&totals, k) : -1.0;
         esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide, warp_lists, made,
-                         union_share);
+                         union_share, (esmm_operation_t)op_a, (esmm_operation_t)op_b);
         if (union_mode == ESMM_UNION_FORCED) {
             totals.decision = ESMM_PLAN_UNION;
             totals.form = ESMM_FORM_UNION;
@@ -294,7 +305,7 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
     return launch_chained(plan_kernel, (unsigned)blocks, THREADS, 0, stream, masks, m, n, k,
-                          (int)skip, esmm_plan_normal_wide(m, op_b),
+                          (int)skip, (int)op_a, (int)op_b, esmm_plan_normal_wide(m, op_b),
                           esmm_plan_swapped_wide(n, op_a),
                           esmm_plan_warp_lists(skip, m, n, k, op_a, op_b), (int)extraction_copy,
                           (int)union_mode, list, stats);
