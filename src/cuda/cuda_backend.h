@@ -402,7 +402,8 @@ static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operat
  * same where part of its tile lies past C): along C's side `span`, 32 *
  * ESMM_PLAN_TILE_STRIPS columns each against 128 (or 32 where C is at most 64
  * wide, item 13), and along the leading strips' side `lead`, 32 rows each
- * against 128 where C is wider than 64 there. On the H100, 4096 x 128 x 4096
+ * against 128 where C is wider than 64 both ways (narrower products run
+ * other dense tiles along it, item 13, and are left as fitted). On the H100, 4096 x 128 x 4096
  * with A at d = 0.5 (half of each tile past C) took 0.180 ms in pair warps
  * against 0.168 on the dense path, and at 0.75 0.235 against 0.169. At
  * m = 1797 (the dense tiles span 1920 rows, the strips 1824) pair warps with
@@ -417,8 +418,9 @@ static inline ESMM_HOST_DEVICE double esmm_plan_cost(unsigned long long steps, d
     const int64_t tile = 32 * ESMM_PLAN_TILE_STRIPS, dense_tile = span <= 64 ? 32 : 128;
     const double spanned = (double)((span + tile - 1) / tile * tile) /
                            (double)((span + dense_tile - 1) / dense_tile * dense_tile);
-    const double led =
-        lead <= 64 ? 1.0 : (double)((lead + 31) / 32 * 32) / (double)((lead + 127) / 128 * 128);
+    const double led = lead <= 64 || span <= 64 ? 1.0
+                                                : (double)((lead + 31) / 32 * 32) /
+                                                      (double)((lead + 127) / 128 * 128);
     const double share = (double)steps / all * spanned * led;
     const double read = wide == ESMM_WIDE_TRANSPOSED ? share * ESMM_PLAN_TRANSPOSED_IN : share;
     const double copy =
@@ -512,9 +514,12 @@ static inline ESMM_HOST_DEVICE int esmm_union_needs_k(int a, int b, int nf_a, in
  * half / three quarters of k listed, 2.71 ms per whole k, against 2.63-2.65
  * for esmm on dense data with A along m, as its copy is read): a gathered k
  * costs 1.02-1.03 of a dense one, so the union path undercuts a dense pass
- * from 4% of k left out. A listed k costs ESMM_PLAN_UNION_TRANSPOSED_IN more
- * for each operand that the dense kernel transposes on the way in (rows
- * along k, not copied: esmm_dense_transposed_in). Measured on the H100 with
+ * from 4% of k left out. Against a skipping path, a listed k costs
+ * ESMM_PLAN_UNION_TRANSPOSED_IN more for each operand that the dense kernel
+ * transposes on the way in (rows along k, not copied:
+ * esmm_dense_transposed_in), which the pair warps' cost, fitted where none
+ * is, leaves out (against a dense pass, the same kernel, it cancels).
+ * Measured on the H100 with
  * A's dead channels (`--pattern-a 11111100`, 3/4 of k listed; forced paths
  * end to end, ms, union against pair warps): with one operand so, 2048^3 NN
  * 0.3292 against 0.3225, NT 0.3316 against 0.3299, 1797 x 2048 x 2048 NT
@@ -526,14 +531,21 @@ static inline ESMM_HOST_DEVICE int esmm_union_needs_k(int a, int b, int nf_a, in
 #define ESMM_PLAN_UNION_FIXED 0.01
 
 /* How many of the two operands the dense kernel (and so the union path)
- * transposes on the way in: rows along k and no k-major copy read. */
-static inline ESMM_HOST_DEVICE int esmm_dense_transposed_in(int64_t m, int64_t n,
-                                                            esmm_operation_t op_a,
-                                                            esmm_operation_t op_b)
+ * transposes on the way in: rows along k and not in the k-major copy it
+ * reads (copy: esmm_dense_copy's). */
+static inline ESMM_HOST_DEVICE int esmm_dense_transposed_in(esmm_operation_t op_a,
+                                                            esmm_operation_t op_b, int copy)
 {
-    const esmm_copied_t copy = esmm_dense_copy(m, n, op_a, op_b);
     return (op_a == ESMM_OP_N && !(copy & ESMM_COPY_A)) +
            (op_b == ESMM_OP_T && !(copy & ESMM_COPY_B));
+}
+
+/* What making the k-major copies `copied` (an esmm_copied_t set) costs, as a
+ * fraction of an m x n dense pass (ESMM_PLAN_COPY_COST over C's other side). */
+static inline ESMM_HOST_DEVICE double esmm_plan_copies_cost(int copied, int64_t m, int64_t n)
+{
+    return ((copied & ESMM_COPY_A) ? ESMM_PLAN_COPY_COST / (double)n : 0.0) +
+           ((copied & ESMM_COPY_B) ? ESMM_PLAN_COPY_COST / (double)m : 0.0);
 }
 
 /* The union path's list in the workspace for a product of depth k, written
@@ -586,11 +598,12 @@ static inline ESMM_HOST_DEVICE double esmm_union_share(const esmm_plan_stats_t *
 
 /* The union path's choice after the skipping paths': it runs where its
  * modelled time (union_share: listed k out of k; < 0 where not offered)
- * undercuts the path chosen, whose time is `chosen` (a dense pass: 1). It
- * reads the dense path's copy (esmm_dense_copy), which costs nothing against
- * a dense pass, which reads it too, and against a skipping path
- * ESMM_PLAN_COPY_COST over C's other side unless the extraction made it
- * (made, an esmm_copied_t set). */
+ * undercuts the path chosen, whose time is `chosen` (a dense pass: 1).
+ * Against a dense pass, which is the same kernel reading the same operands,
+ * a listed k costs ESMM_PLAN_UNION_PER_K; against a skipping path it also
+ * pays ESMM_PLAN_UNION_TRANSPOSED_IN for each operand the dense kernel
+ * transposes on the way in, and the copy it reads (esmm_dense_copy) unless
+ * the extraction made it (made, an esmm_copied_t set). */
 static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, double chosen,
                                                          double union_share, int64_t m,
                                                          int64_t n, esmm_operation_t op_a,
@@ -598,14 +611,17 @@ static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, d
 {
     if (union_share < 0.0)
         return;
-    const double per_k =
-        ESMM_PLAN_UNION_PER_K *
-        (1.0 + ESMM_PLAN_UNION_TRANSPOSED_IN * esmm_dense_transposed_in(m, n, op_a, op_b));
-    const double listed = per_k * union_share + ESMM_PLAN_UNION_FIXED;
-    const int copy = esmm_dense_copy(m, n, op_a, op_b) & ~made;
-    const double copy_cost = ((copy & ESMM_COPY_A) ? ESMM_PLAN_COPY_COST / (double)n : 0.0) +
-                             ((copy & ESMM_COPY_B) ? ESMM_PLAN_COPY_COST / (double)m : 0.0);
-    if (s->decision == ESMM_PLAN_DENSE ? listed < 1.0 : listed + copy_cost < chosen) {
+    const double listed = ESMM_PLAN_UNION_PER_K * union_share + ESMM_PLAN_UNION_FIXED;
+    int take = listed < 1.0;
+    if (s->decision != ESMM_PLAN_DENSE) {
+        const int copy = esmm_dense_copy(m, n, op_a, op_b);
+        const double transposed =
+            ESMM_PLAN_UNION_TRANSPOSED_IN * esmm_dense_transposed_in(op_a, op_b, copy);
+        take = listed + ESMM_PLAN_UNION_PER_K * transposed * union_share +
+                   esmm_plan_copies_cost(copy & ~made, m, n) <
+               chosen;
+    }
+    if (take) {
         s->decision = ESMM_PLAN_UNION;
         s->form = ESMM_FORM_UNION;
     }
@@ -647,10 +663,7 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
     const double all_steps = normal ? all_normal : all_swapped;
     const double cost = normal ? cost_normal : cost_swapped;
     if (warp_lists >= 0.0) {
-        if (made & ESMM_COPY_A)
-            warp_lists -= ESMM_PLAN_COPY_COST / (double)n;
-        if (made & ESMM_COPY_B)
-            warp_lists -= ESMM_PLAN_COPY_COST / (double)m;
+        warp_lists -= esmm_plan_copies_cost(made, m, n);
         warp_lists = warp_lists > 0.0 ? warp_lists : 0.0;
         const double work = (double)s->work / (strips_a * strips_b * (double)k);
         const double lists = ESMM_PLAN_LIST_PER_WORK * work + ESMM_PLAN_LIST_FIXED + warp_lists;
@@ -725,18 +738,10 @@ static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_
     if (!esmm_plan_queues_strip_warps(skip, m, n, k) || k > 0x7fffffffLL - 32)
         return -1.0;
     const esmm_copied_t copied = esmm_plan_warp_lists_copy(op_a, op_b);
-    double cost = 0.0;
-    if (copied & ESMM_COPY_A) {
-        if (esmm_plan_swapped_wide(n, op_a) != ESMM_WIDE_COPIED)
-            return -1.0;
-        cost += ESMM_PLAN_COPY_COST / (double)n;
-    }
-    if (copied & ESMM_COPY_B) {
-        if (esmm_plan_normal_wide(m, op_b) != ESMM_WIDE_COPIED)
-            return -1.0;
-        cost += ESMM_PLAN_COPY_COST / (double)m;
-    }
-    return cost;
+    if (((copied & ESMM_COPY_A) && esmm_plan_swapped_wide(n, op_a) != ESMM_WIDE_COPIED) ||
+        ((copied & ESMM_COPY_B) && esmm_plan_normal_wide(m, op_b) != ESMM_WIDE_COPIED))
+        return -1.0;
+    return esmm_plan_copies_cost(copied, m, n);
 }
 
 /* Where B's k-major copy starts in the workspace's copy buffer (floats):
