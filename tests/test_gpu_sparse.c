@@ -409,12 +409,10 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
         esmm_extraction_copy_made(p->probe.zeros, p->probe.slices, candidate);
     extraction_copies[made]++;
     esmm_plan_stats_t plan = p->steps;
-    esmm_plan_decide(&plan, p->m, p->n, p->k, ESMM_SKIP_BY_BOTH,
-                     esmm_plan_normal_wide(p->m, p->op_b),
-                     esmm_plan_swapped_wide(p->n, p->op_a),
+    esmm_plan_decide(&plan, p->m, p->n, p->k, p->op_a, p->op_b, ESMM_SKIP_BY_BOTH,
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k, p->op_a,
                                           p->op_b),
-                     made, esmm_union_share(&p->steps, p->k), p->op_a, p->op_b);
+                     made, esmm_union_share(&p->steps, p->k));
     const int sparse = plan.decision != ESMM_PLAN_DENSE;
     if (sparse) {
         /* The form esmm_get_last_info reports (read from the device's plan)

@@ -401,11 +401,10 @@ static int plan_decision(const target_t *t, const expected_t *e, const esmm_gemm
     const esmm_copied_t candidate =
         (esmm_copied_t)(esmm_extraction_copy(m, n, k, p->op_a, p->op_b) & ~given);
     esmm_plan_stats_t stats = e->steps;
-    esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, esmm_plan_normal_wide(m, p->op_b),
-                     esmm_plan_swapped_wide(n, p->op_a),
+    esmm_plan_decide(&stats, m, n, k, p->op_a, p->op_b, ESMM_SKIP_BY_BOTH,
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, p->op_a, p->op_b),
                      esmm_extraction_copy_made(e->probe.zeros, e->probe.slices, candidate),
-                     esmm_union_share(&e->steps, k), p->op_a, p->op_b);
+                     esmm_union_share(&e->steps, k));
     return stats.decision;
 }
 
@@ -1367,11 +1366,13 @@ static void check_extraction_copy_rule(void)
     made.work = (unsigned long long)(strips * strips * (double)size);
     esmm_plan_stats_t not_made = made;
     const int swapped_wide = esmm_plan_swapped_wide(size, ESMM_OP_N);
-    esmm_plan_decide(&not_made, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
-                     swapped_wide, -1.0, ESMM_COPY_NONE, -1.0, ESMM_OP_N, ESMM_OP_N);
-    esmm_plan_decide(&made, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT, swapped_wide,
-                     -1.0, ESMM_COPY_A, -1.0, ESMM_OP_N, ESMM_OP_N);
-    CHECK(swapped_wide == ESMM_WIDE_COPIED && not_made.decision == ESMM_PLAN_DENSE &&
+    esmm_plan_decide(&not_made, size, size, size, ESMM_OP_N, ESMM_OP_N, ESMM_SKIP_BY_BOTH, -1.0,
+                     ESMM_COPY_NONE, -1.0);
+    esmm_plan_decide(&made, size, size, size, ESMM_OP_N, ESMM_OP_N, ESMM_SKIP_BY_BOTH, -1.0,
+                     ESMM_COPY_A, -1.0);
+    CHECK(swapped_wide == ESMM_WIDE_COPIED &&
+              esmm_plan_normal_wide(size, ESMM_OP_N) == ESMM_WIDE_DIRECT &&
+              not_made.decision == ESMM_PLAN_DENSE &&
               made.decision == ESMM_PLAN_SKIP_SWAPPED,
           "B-leading steps at %.3f of the dense ones: decision %d with A's copy to make, %d "
           "with it made (expected %d and %d)",
@@ -1407,9 +1408,8 @@ static void check_transposed_rule(void)
         stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)k);
         stats.work = (unsigned long long)(cases[i].share * strips_a * strips_b * (double)k);
         const int normal_wide = esmm_plan_normal_wide(m, ESMM_OP_T);
-        esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, normal_wide,
-                         esmm_plan_swapped_wide(n, ESMM_OP_T), -1.0, ESMM_COPY_NONE, -1.0,
-                         ESMM_OP_T, ESMM_OP_T);
+        esmm_plan_decide(&stats, m, n, k, ESMM_OP_T, ESMM_OP_T, ESMM_SKIP_BY_BOTH, -1.0,
+                         ESMM_COPY_NONE, -1.0);
         CHECK(normal_wide == ESMM_WIDE_TRANSPOSED && stats.decision == cases[i].decision &&
                   (cases[i].form < 0 || stats.form == cases[i].form),
               "%lld x %lld x %lld, op(B) = B^T, A's steps at %.2f: read %d, decision %d, form "
@@ -1439,8 +1439,8 @@ static void check_tile_span_rule(void)
         stats.steps_normal = (unsigned long long)(0.5 * strips_a * tiles_b * (double)k);
         stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)k);
         stats.work = (unsigned long long)(0.5 * strips_a * strips_b * (double)k);
-        esmm_plan_decide(&stats, m, n, k, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT, ESMM_WIDE_DIRECT,
-                         -1.0, ESMM_COPY_NONE, -1.0, ESMM_OP_T, ESMM_OP_N);
+        esmm_plan_decide(&stats, m, n, k, ESMM_OP_T, ESMM_OP_N, ESMM_SKIP_BY_BOTH, -1.0,
+                         ESMM_COPY_NONE, -1.0);
         CHECK(stats.decision == want[i],
               "%lld x %lld x %lld, A's steps at 0.5: decision %d, expected %d", (long long)m,
               (long long)n, (long long)k, stats.decision, want[i]);
@@ -1456,8 +1456,8 @@ static void check_tile_span_rule(void)
         stats.steps_normal = (unsigned long long)(0.79 * strips_a * tiles_b * (double)depth);
         stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)depth);
         stats.work = (unsigned long long)(0.79 * strips_a * strips_b * (double)depth);
-        esmm_plan_decide(&stats, rows, cols, depth, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
-                         ESMM_WIDE_DIRECT, -1.0, ESMM_COPY_NONE, -1.0, ESMM_OP_T, ESMM_OP_N);
+        esmm_plan_decide(&stats, rows, cols, depth, ESMM_OP_T, ESMM_OP_N, ESMM_SKIP_BY_BOTH,
+                         -1.0, ESMM_COPY_NONE, -1.0);
         CHECK(stats.decision == want_led[i],
               "%lld x %lld x %lld, A's steps at 0.79: decision %d, expected %d",
               (long long)rows, (long long)cols, (long long)depth, stats.decision, want_led[i]);
@@ -1506,9 +1506,8 @@ static void check_union_rule(void)
         stats.steps_normal = (unsigned long long)(cases[i].steps * strips * tiles * (double)size);
         stats.steps_swapped = (unsigned long long)(strips * tiles * (double)size);
         stats.work = (unsigned long long)(cases[i].steps * strips * strips * (double)size);
-        esmm_plan_decide(&stats, size, size, size, ESMM_SKIP_BY_BOTH, ESMM_WIDE_DIRECT,
-                         ESMM_WIDE_DIRECT, -1.0, ESMM_COPY_NONE, cases[i].union_share, ESMM_OP_T,
-                         ESMM_OP_N);
+        esmm_plan_decide(&stats, size, size, size, ESMM_OP_T, ESMM_OP_N, ESMM_SKIP_BY_BOTH,
+                         -1.0, ESMM_COPY_NONE, cases[i].union_share);
         CHECK(stats.decision == cases[i].decision &&
                   (stats.decision == ESMM_PLAN_UNION) == (stats.form == ESMM_FORM_UNION),
               "4096^3, A's steps at %.3f, union share %.3f: decision %d form %d, expected "
@@ -1540,10 +1539,8 @@ static void check_union_rule(void)
         stats.steps_normal = (unsigned long long)(0.75 * mid_strips * mid_tiles * (double)mid);
         stats.steps_swapped = (unsigned long long)(mid_strips * mid_tiles * (double)mid);
         stats.work = (unsigned long long)(0.75 * mid_strips * mid_strips * (double)mid);
-        esmm_plan_decide(&stats, mid, mid, mid, ESMM_SKIP_BY_BOTH,
-                         esmm_plan_normal_wide(mid, layouts[i].op_b),
-                         esmm_plan_swapped_wide(mid, layouts[i].op_a), -1.0, layouts[i].made,
-                         0.75, layouts[i].op_a, layouts[i].op_b);
+        esmm_plan_decide(&stats, mid, mid, mid, layouts[i].op_a, layouts[i].op_b,
+                         ESMM_SKIP_BY_BOTH, -1.0, layouts[i].made, 0.75);
         CHECK(stats.decision == layouts[i].decision,
               "2048^3 op(A) %d op(B) %d, copies made %d, 3/4 of k listed and of A's steps: "
               "decision %d, expected %d",
@@ -1560,10 +1557,8 @@ static void check_union_rule(void)
         stats.steps_normal = 2 * 1 * 40;  /* strips of A x tiles of B x k */
         stats.steps_swapped = 3 * 1 * 40; /* strips of B x tiles of A x k */
         stats.work = 2 * 3 * 40;
-        esmm_plan_decide(&stats, 64, 96, 40, ESMM_SKIP_BY_BOTH,
-                         esmm_plan_normal_wide(64, ESMM_OP_T),
-                         esmm_plan_swapped_wide(96, ESMM_OP_N), -1.0, ESMM_COPY_NONE,
-                         small_shares[i], ESMM_OP_N, ESMM_OP_T);
+        esmm_plan_decide(&stats, 64, 96, 40, ESMM_OP_N, ESMM_OP_T, ESMM_SKIP_BY_BOTH, -1.0,
+                         ESMM_COPY_NONE, small_shares[i]);
         CHECK(stats.decision == small_want[i] &&
                   esmm_dense_transposed_in(ESMM_OP_N, ESMM_OP_T,
                                            esmm_dense_copy(64, 96, ESMM_OP_N, ESMM_OP_T)) == 2,

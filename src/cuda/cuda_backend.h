@@ -627,24 +627,25 @@ static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, d
     }
 }
 
-/* Fills decision, orientation and form from complete statistics of a product
- * skipping by `skip`: normal_wide / swapped_wide say how that orientation
- * reads its wide operand (esmm_plan_normal_wide, esmm_plan_swapped_wide);
+/* Fills decision, orientation and form from complete statistics of an
+ * op_a / op_b product skipping by `skip` (each orientation reads its wide
+ * operand as esmm_plan_normal_wide and esmm_plan_swapped_wide say);
  * warp_lists is what the warp-list form costs besides its own work (its
  * copy), or < 0 where it is not queued (esmm_plan_warp_lists). Where it is,
  * it takes the strip-warp form's place. made (an esmm_copied_t set) holds
  * the copies the extraction already wrote (esmm_extraction_copy_made), which
  * the paths reading them no longer pay for; where the warp lists are queued,
  * those are copies they read, so their copy cost falls by the same terms.
- * Last, the union path (esmm_plan_take_union, with op_a and op_b) where
- * union_share >= 0. */
+ * Last, the union path (esmm_plan_take_union) where union_share >= 0. */
 static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64_t m,
-                                                     int64_t n, int64_t k, int skip,
-                                                     int normal_wide, int swapped_wide,
+                                                     int64_t n, int64_t k,
+                                                     esmm_operation_t op_a,
+                                                     esmm_operation_t op_b, int skip,
                                                      double warp_lists, int made,
-                                                     double union_share, esmm_operation_t op_a,
-                                                     esmm_operation_t op_b)
+                                                     double union_share)
 {
+    const int normal_wide = esmm_plan_normal_wide(m, op_b);
+    const int swapped_wide = esmm_plan_swapped_wide(n, op_a);
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
                                     (32 * ESMM_PLAN_TILE_STRIPS));

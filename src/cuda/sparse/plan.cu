@@ -156,9 +156,8 @@ __device__ void add_block_total(unsigned long long value, unsigned long long *ta
 
 __global__ void __launch_bounds__(THREADS)
     plan_kernel(esmm_masks_t masks, int64_t m, int64_t n, int64_t k, int skip,
-                int op_a, int op_b, int normal_wide, int swapped_wide, double warp_lists,
-                int extraction_copy, int union_mode, esmm_union_list_t list,
-                esmm_plan_stats_t *stats)
+                int op_a, int op_b, double warp_lists, int extraction_copy, int union_mode,
+                esmm_union_list_t list, esmm_plan_stats_t *stats)
 {
     __shared__ bit_counts count_a, count_b;
     // Per k-block: the k where one operand is zero in every strip and the
@@ -275,8 +274,8 @@ __global__ void __launch_bounds__(THREADS)
             probe.zeros, probe.slices, (esmm_copied_t)extraction_copy);
         const double union_share =
             union_mode == ESMM_UNION_OFFERED ? esmm_union_share(&totals, k) : -1.0;
-        esmm_plan_decide(&totals, m, n, k, skip, normal_wide, swapped_wide, warp_lists, made,
-                         union_share, (esmm_operation_t)op_a, (esmm_operation_t)op_b);
+        esmm_plan_decide(&totals, m, n, k, (esmm_operation_t)op_a, (esmm_operation_t)op_b, skip,
+                         warp_lists, made, union_share);
         if (union_mode == ESMM_UNION_FORCED) {
             totals.decision = ESMM_PLAN_UNION;
             totals.form = ESMM_FORM_UNION;
@@ -305,8 +304,7 @@ cudaError_t launch_plan(const esmm_masks_t &masks, int64_t m, int64_t n, int64_t
     if (blocks > 0x7fffffff)
         return cudaErrorInvalidConfiguration;
     return launch_chained(plan_kernel, (unsigned)blocks, THREADS, 0, stream, masks, m, n, k,
-                          (int)skip, (int)op_a, (int)op_b, esmm_plan_normal_wide(m, op_b),
-                          esmm_plan_swapped_wide(n, op_a),
+                          (int)skip, (int)op_a, (int)op_b,
                           esmm_plan_warp_lists(skip, m, n, k, op_a, op_b), (int)extraction_copy,
                           (int)union_mode, list, stats);
 }
