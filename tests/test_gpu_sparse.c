@@ -900,9 +900,10 @@ static void tight_upload(tight_problem_t *t)
 }
 
 /* C = alpha op(A) B + beta C through kernel, or esmm_sgemm where kernel is
- * NULL, C poisoned first; waits for the device. */
-static esmm_status_t tight_run(esmm_handle_t h, const tight_problem_t *t, const char *kernel,
-                               const float *alpha, const float *beta)
+ * NULL, C poisoned first; waits for the device and checks the status (what
+ * names the check). Fills *info with the call's report; whether it could. */
+static int tight_run(esmm_handle_t h, const tight_problem_t *t, const char *kernel,
+                     const float *alpha, const float *beta, const char *what, esmm_info_t *info)
 {
     cuda_must(cudaMemset(t->c_dev, 0xff, t->c_len * sizeof(float)), "cudaMemset C");
     const esmm_status_t st =
@@ -911,7 +912,10 @@ static esmm_status_t tight_run(esmm_handle_t h, const tight_problem_t *t, const 
                        : esmm_sgemm(h, t->op_a, ESMM_OP_N, t->m, t->n, t->k, alpha, t->a_dev,
                                     t->lda, t->b_dev, t->n, beta, t->c_dev, t->n);
     cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize after a product");
-    return st;
+    CHECK(st == ESMM_STATUS_SUCCESS, "%s, %lldx%lldx%lld, %s: returned \"%s\"", what,
+          (long long)t->m, (long long)t->n, (long long)t->k,
+          kernel != NULL ? kernel : "esmm_sgemm", esmm_status_string(st));
+    return esmm_get_last_info(h, info) == ESMM_STATUS_SUCCESS;
 }
 
 static void tight_free(tight_problem_t *t)
@@ -951,11 +955,9 @@ static void check_underflowing_products(esmm_handle_t h, esmm_operation_t op_a, 
                                           "sparse-joint", "sparse-union", NULL};
     for (size_t q = 0; q < COUNT_OF(kernels); q++) {
         const char *name = kernels[q] != NULL ? kernels[q] : "esmm_sgemm";
-        const esmm_status_t st = tight_run(h, &t, kernels[q], &alpha, &beta);
-        CHECK(st == ESMM_STATUS_SUCCESS, "underflowing products, %lldx%lldx%lld, %s: returned \"%s\"",
-              (long long)m, (long long)n, (long long)k, name, esmm_status_string(st));
         esmm_info_t info;
-        const int have_info = esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS;
+        const int have_info =
+            tight_run(h, &t, kernels[q], &alpha, &beta, "underflowing products", &info);
         const char *form = have_info && info.form != NULL ? info.form : "no form";
         if (k > 64 && kernels[q] != NULL && strcmp(kernels[q], "sparse-joint") == 0)
             CHECK(strcmp(form, "warp lists") == 0 && esmm_k_split(m, n, k).splits > 1,
@@ -1012,11 +1014,9 @@ static void check_union_nonfinite(esmm_handle_t h, esmm_operation_t op_a, int64_
     static const char *const kernels[] = {"pipelined", "sparse-union", NULL};
     for (size_t q = 0; q < COUNT_OF(kernels); q++) {
         const char *name = kernels[q] != NULL ? kernels[q] : "esmm_sgemm";
-        const esmm_status_t st = tight_run(h, &t, kernels[q], &alpha, &beta);
-        CHECK(st == ESMM_STATUS_SUCCESS, "union with NaN/Inf, %lldx%lldx%lld, %s: returned \"%s\"",
-              (long long)m, (long long)n, (long long)k, name, esmm_status_string(st));
         esmm_info_t info;
-        const int have_info = esmm_get_last_info(h, &info) == ESMM_STATUS_SUCCESS;
+        const int have_info =
+            tight_run(h, &t, kernels[q], &alpha, &beta, "union with NaN/Inf", &info);
         if (q > 0)
             CHECK(have_info && info.form != NULL && strcmp(info.form, "union") == 0,
                   "union with NaN/Inf, %lldx%lldx%lld, %s: ran \"%s\", not the union path",
