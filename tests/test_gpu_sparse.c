@@ -404,7 +404,7 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     }
     /* The copies the extraction makes: never of a given pattern's operand. */
     const esmm_copied_t candidate = (esmm_copied_t)(
-        esmm_extraction_copy(p->m, p->n, p->k, p->op_a, p->op_b) & ~(b_given ? ESMM_COPY_B : 0));
+        esmm_copies_held(p->m, p->n, p->op_a, p->op_b) & ~(b_given ? ESMM_COPY_B : 0));
     const esmm_copied_t made =
         esmm_extraction_copy_made(p->probe.zeros, p->probe.slices, candidate);
     extraction_copies[made]++;
@@ -603,30 +603,25 @@ static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
                 checks);
 }
 
-/* Both operands along k (op(A) = A, op(B) = B^T) on dense data with C's
- * other side past the copy threshold: the dense path reads a k-major copy of
- * A (m <= n) or of B (m > n) (esmm_dense_copy), with padded rows and
- * misaligned bases, and with few C tiles split along k; the first also
- * replayed from a CUDA graph. Variants 2 and 10 are NT, with alpha 1, beta 0
- * and alpha -0.5, beta 2. */
-static const shape_t copy_shapes[] = {
-    {1800, 1900, 300, 1, 1},
-    {1900, 1800, 300, 0, 0},
-    {37, 1777, 2051, 1, 1},
-    {1777, 37, 2051, 0, 0},
-};
-
-/* One operand along k, C's other side past ESMM_PLAN_COPY_COST /
- * ESMM_PLAN_DENSE_COPY_GAIN: the dense path reads a copy of A (NN) or of B
- * (TT). Each runs as `variant` and `variant + 4` (problem_make: the same ops,
- * then alpha -0.5, beta 2). */
+/* Dense data whose operands along k have their k-major copies in the
+ * workspace (C's other side past the copy rule's edge): the dense path reads
+ * every such copy (esmm_copies_held), with padded rows and misaligned bases,
+ * and with few C tiles split along k. Each runs in two variants
+ * (problem_make: the same ops, alpha 1 and beta 0, then alpha -0.5 and beta
+ * 2): NN reading A's copy, TT reading B's, and NT reading both or, where
+ * only one side of C is past the edge, one; the first NT case also replayed
+ * from a CUDA graph. */
 static const struct {
     shape_t shape;
-    int variant;
+    int variants[2];
     esmm_copied_t copied;
-} single_copy_cases[] = {
-    {{300, 2300, 517, 1, 1}, 0, ESMM_COPY_A},
-    {{2300, 300, 517, 0, 0}, 3, ESMM_COPY_B},
+} copy_cases[] = {
+    {{300, 1800, 517, 1, 1}, {0, 4}, ESMM_COPY_A},
+    {{1800, 300, 517, 0, 0}, {3, 7}, ESMM_COPY_B},
+    {{1800, 1900, 300, 1, 1}, {2, 10}, ESMM_COPY_BOTH},
+    {{1900, 1800, 300, 0, 0}, {2, 10}, ESMM_COPY_BOTH},
+    {{37, 1777, 2051, 1, 1}, {2, 10}, ESMM_COPY_A},
+    {{1777, 37, 2051, 0, 0}, {2, 10}, ESMM_COPY_B},
 };
 
 /* The size gate (esmm_set_min_planned_work): a product below it, one whose C
@@ -778,25 +773,19 @@ static void check_size_gate(esmm_handle_t h)
 static void run_copy_cases(esmm_handle_t h)
 {
     const density_t dense_data = {1.0, 1.0, 0, 0};
-    for (size_t i = 0; i < COUNT_OF(single_copy_cases); i++) {
-        const shape_t *s = &single_copy_cases[i].shape;
-        const int variant = single_copy_cases[i].variant;
-        const esmm_operation_t op_a = both_ops[variant % 2], op_b = both_ops[(variant / 2) % 2];
-        CHECK(esmm_dense_copy(s->m, s->n, op_a, op_b) == single_copy_cases[i].copied,
-              "%lldx%lld variant %d: the dense path does not read the copy this case is for",
-              (long long)s->m, (long long)s->n, variant);
-        for (int v = variant; v <= variant + 4; v += 4)
-            run_problem(h, s, &dense_data, v, 0xC0C1u + 0x10u * i + (uint64_t)v, 0);
-    }
-    for (size_t i = 0; i < COUNT_OF(copy_shapes); i++) {
-        const shape_t *s = &copy_shapes[i];
-        const esmm_copied_t want = s->m <= s->n ? ESMM_COPY_A : ESMM_COPY_B;
-        CHECK(esmm_dense_copy(s->m, s->n, ESMM_OP_N, ESMM_OP_T) == want,
-              "%lldx%lld NT: the dense path does not read the copy this case is for",
-              (long long)s->m, (long long)s->n);
-        for (int variant = 2; variant <= 10; variant += 8)
-            run_problem(h, s, &dense_data, variant, 0xC0B1u + 0x10u * i + (uint64_t)variant,
-                        i == 0 && variant == 2 ? CHECK_GRAPH : 0);
+    for (size_t i = 0; i < COUNT_OF(copy_cases); i++) {
+        const shape_t *s = &copy_cases[i].shape;
+        for (int j = 0; j < 2; j++) {
+            const int variant = copy_cases[i].variants[j];
+            const esmm_operation_t op_a = both_ops[variant % 2];
+            const esmm_operation_t op_b = both_ops[(variant / 2) % 2];
+            CHECK(esmm_copies_held(s->m, s->n, op_a, op_b) == copy_cases[i].copied,
+                  "%lldx%lld variant %d: the dense path does not read the copies this case is "
+                  "for",
+                  (long long)s->m, (long long)s->n, variant);
+            run_problem(h, s, &dense_data, variant, 0xC0C1u + 0x10u * i + (uint64_t)variant,
+                        i == 2 && j == 0 ? CHECK_GRAPH : 0);
+        }
     }
 }
 

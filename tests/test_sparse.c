@@ -399,7 +399,7 @@ static int plan_decision(const target_t *t, const expected_t *e, const esmm_gemm
     const int64_t m = p->m, n = p->n, k = p->k;
     const int given = (a_given ? ESMM_COPY_A : 0) | (b_given ? ESMM_COPY_B : 0);
     const esmm_copied_t candidate =
-        (esmm_copied_t)(esmm_extraction_copy(m, n, k, p->op_a, p->op_b) & ~given);
+        (esmm_copied_t)(esmm_copies_held(m, n, p->op_a, p->op_b) & ~given);
     esmm_plan_stats_t stats = e->steps;
     esmm_plan_decide(&stats, m, n, k, p->op_a, p->op_b, ESMM_SKIP_BY_BOTH,
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, p->op_a, p->op_b),
@@ -1233,99 +1233,61 @@ static void check_split_rule(void)
             }
 }
 
-/* The dense path's k-major copy (esmm_dense_copy): when both operands run
- * along k, of the operand with fewer rows, from the copy rule's edge on (C's
- * other side at least ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST); when one
- * does, of that one where C's other side exceeds ESMM_PLAN_COPY_COST /
- * ESMM_PLAN_DENSE_COPY_GAIN (2200); and the workspace holds it. Host rule
- * only: test_gpu_sparse runs products that read the copy against the dense
- * kernel bit for bit. */
-/* A copy rule's answer for a shape and ops. */
-typedef struct {
-    int64_t m, n;
-    esmm_operation_t op_a, op_b;
-    esmm_copied_t want;
-} copy_rule_case_t;
-
-typedef esmm_copied_t (*copy_rule_t)(int64_t m, int64_t n, int64_t k, esmm_operation_t op_a,
-                                     esmm_operation_t op_b);
-
-/* rule (named name) over cases at k = 300, and the workspace holding each
- * copy it names at its place (esmm_wide_copy_floats, esmm_wide_copy_b_at). */
-static void check_copy_rule(const char *name, copy_rule_t rule, const copy_rule_case_t *cases,
-                            size_t count)
-{
-    const int64_t k = 300;
-    for (size_t i = 0; i < count; i++) {
-        const copy_rule_case_t *c = &cases[i];
-        const esmm_copied_t got = rule(c->m, c->n, k, c->op_a, c->op_b);
-        CHECK(got == c->want, "%s(%lld, %lld, %s, %s) = %d, expected %d", name, (long long)c->m,
-              (long long)c->n, op_label(c->op_a), op_label(c->op_b), (int)got, (int)c->want);
-        const int64_t end_a = esmm_wide_copy_ld(c->m) * k;
-        const int64_t end_b =
-            esmm_wide_copy_b_at(c->m, c->n, k, c->op_a, c->op_b) + esmm_wide_copy_ld(c->n) * k;
-        const int64_t need = max_i64(got & ESMM_COPY_A ? end_a : 0, got & ESMM_COPY_B ? end_b : 0);
-        CHECK(esmm_wide_copy_floats(c->m, c->n, k, c->op_a, c->op_b) >= need,
-              "esmm_wide_copy_floats(%lld, %lld, %lld) is short of %s's copies", (long long)c->m,
-              (long long)c->n, (long long)k, name);
-    }
-}
-
-static esmm_copied_t dense_copy_rule(int64_t m, int64_t n, int64_t k, esmm_operation_t op_a,
-                                     esmm_operation_t op_b)
-{
-    (void)k;
-    return esmm_dense_copy(m, n, op_a, op_b);
-}
-
-static void check_dense_copy_rule(void)
+/* The k-major copies the workspace holds (esmm_copies_held), which the dense
+ * path reads and the extraction may write: of each operand along k from the
+ * edge of the orientation rule that reads it (C's other side at least
+ * ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST), both where both are (NT),
+ * each at a place of its own in a workspace that holds it; made
+ * (esmm_extraction_copy_made) where at least 1 in ESMM_PROBE_COPY_SHARE of
+ * the other operand's sampled slices is zero; and then the plan no longer
+ * charges its paths for it (esmm_plan_decide). Host rules only:
+ * test_gpu_sparse runs products that read the copies, and products whose
+ * extraction writes them, bit for bit against the dense kernel. */
+static void check_copies_held_rule(void)
 {
     const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
-    const copy_rule_case_t cases[] = {
-        {1797, 2048, ESMM_OP_N, ESMM_OP_T, edge <= 2048 ? ESMM_COPY_A : ESMM_COPY_NONE},
-        {edge, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A},
+    const int64_t k = 300;
+    const struct {
+        int64_t m, n;
+        esmm_operation_t op_a, op_b;
+        esmm_copied_t want;
+    } cases[] = {
+        {1797, 2048, ESMM_OP_N, ESMM_OP_T, edge <= 1797 ? ESMM_COPY_BOTH : ESMM_COPY_NONE},
+        {edge, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH},
         {edge - 1, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
         {37, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A},
         {37, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
         {edge, 37, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
-        {edge + 1, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
-        {4096, 4096, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
-        {37, 2201, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
-        {4096, 2200, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
-        {4096, 37, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
-        {4096, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
-        {2201, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
-        {2200, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
-        {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
-    };
-    check_copy_rule("esmm_dense_copy", dense_copy_rule, cases, COUNT_OF(cases));
-}
-
-/* The copies the extraction writes (esmm_extraction_copy): of each operand
- * along k, from the edge of the orientation rule that reads it, both only
- * where they have places of their own; made (esmm_extraction_copy_made)
- * where at least 1 in ESMM_PROBE_COPY_SHARE of the other operand's sampled
- * slices is zero; and then the plan no longer charges its paths for it
- * (esmm_plan_decide). Host
- * rules only: test_gpu_sparse runs products whose extraction copies, bit for
- * bit against the dense kernel. */
-static void check_extraction_copy_rule(void)
-{
-    const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
-    const copy_rule_case_t cases[] = {
-        {37, edge, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
-        {37, edge - 1, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
-        {edge, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
-        {edge - 1, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
-        {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
-        /* Both along k: both copies where the warp lists read both (their
-         * product at least 2^32 multiply-adds), in places of their own. */
-        {4096, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH},
+        {edge, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
         {4096, 1000, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B},
         {1000, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A},
-        {1800, 1800, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH},
+        {4096, 4096, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
+        {37, edge, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A},
+        {4096, edge - 1, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
+        {edge, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B},
+        {edge - 1, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE},
+        {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE},
     };
-    check_copy_rule("esmm_extraction_copy", esmm_extraction_copy, cases, COUNT_OF(cases));
+    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+        const int64_t m = cases[i].m, n = cases[i].n;
+        const esmm_operation_t op_a = cases[i].op_a, op_b = cases[i].op_b;
+        const esmm_copied_t got = esmm_copies_held(m, n, op_a, op_b);
+        CHECK(got == cases[i].want, "esmm_copies_held(%lld, %lld, %s, %s) = %d, expected %d",
+              (long long)m, (long long)n, op_label(op_a), op_label(op_b), (int)got,
+              (int)cases[i].want);
+        const int64_t a_end = esmm_wide_copy_ld(m) * k;
+        const int64_t b_at = esmm_wide_copy_b_at(m, n, k, op_a, op_b);
+        const int64_t b_end = b_at + esmm_wide_copy_ld(n) * k;
+        const int64_t need = max_i64(got & ESMM_COPY_A ? a_end : 0, got & ESMM_COPY_B ? b_end : 0);
+        CHECK(esmm_wide_copy_floats(m, n, k, op_a, op_b) >= need &&
+                  (got != ESMM_COPY_BOTH || b_at >= a_end),
+              "esmm_wide_copy_floats(%lld, %lld, %lld) = %lld and B's copy at %lld do not hold "
+              "the copies %d",
+              (long long)m, (long long)n, (long long)k,
+              (long long)esmm_wide_copy_floats(m, n, k, op_a, op_b), (long long)b_at, (int)got);
+    }
     /* The other operand's zero share decides: B's for A's copy, A's for B's. */
     const uint32_t slices = 2048, share = ESMM_PROBE_COPY_SHARE;
     const struct {
@@ -1515,37 +1477,43 @@ static void check_union_rule(void)
               cases[i].steps, cases[i].union_share, stats.decision, stats.form,
               cases[i].decision);
     }
-    /* At 2048^3 with A's dead channels leaving 3/4 of k (steps and share
-     * alike), pair warps cost 0.86 of a dense pass: the union path (0.7825)
-     * where neither operand is transposed on the way in (TN), pair warps
-     * where one is and costs the union path 12% more a k (NN: A, too narrow
-     * a C for its copy; NT: B, with B's copy for the pair warps made by the
-     * extraction). Without that copy the pair warps (0.903) lose to a dense
-     * pass, and against a dense pass (the same kernel) the union path pays
-     * no more a k, so it runs. */
+    /* With A's dead channels leaving 3/4 of k (steps and share alike), pair
+     * warps cost 0.86 of a dense pass. At 2048^3 the dense kernel reads every
+     * operand along k from its copy, so the union path costs 0.7825 a k and
+     * the copies it makes (0.043 each): it runs on every layout (in NT
+     * against pair warps that read B's copy made by the extraction, or
+     * against a dense pass where the pair warps would make it, 0.903). At
+     * 2048 x 1024 x 2048 NN, C too narrow for A's copy, the dense kernel
+     * transposes A on the way in, which costs the union path 12% more a k
+     * against a skipping path: pair warps run. */
     const int64_t mid = 2048;
-    const double mid_strips = (double)(mid / 32), mid_tiles = mid_strips / ESMM_PLAN_TILE_STRIPS;
     const struct {
+        int64_t n;
         esmm_operation_t op_a, op_b;
         int made, decision;
     } layouts[] = {
-        {ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE, ESMM_PLAN_UNION},
-        {ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE, ESMM_PLAN_SKIP_NORMAL},
-        {ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_PLAN_SKIP_NORMAL},
-        {ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE, ESMM_PLAN_UNION},
+        {mid, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE, ESMM_PLAN_UNION},
+        {mid, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE, ESMM_PLAN_UNION},
+        {mid, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_PLAN_UNION},
+        {mid, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE, ESMM_PLAN_UNION},
+        {1024, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE, ESMM_PLAN_SKIP_NORMAL},
     };
     for (size_t i = 0; i < COUNT_OF(layouts); i++) {
+        const int64_t n = layouts[i].n;
+        const double strips_a = (double)(mid / 32), strips_b = (double)(n / 32);
+        const double tiles_a = strips_a / ESMM_PLAN_TILE_STRIPS;
+        const double tiles_b = strips_b / ESMM_PLAN_TILE_STRIPS;
         esmm_plan_stats_t stats = {0};
-        stats.steps_normal = (unsigned long long)(0.75 * mid_strips * mid_tiles * (double)mid);
-        stats.steps_swapped = (unsigned long long)(mid_strips * mid_tiles * (double)mid);
-        stats.work = (unsigned long long)(0.75 * mid_strips * mid_strips * (double)mid);
-        esmm_plan_decide(&stats, mid, mid, mid, layouts[i].op_a, layouts[i].op_b,
+        stats.steps_normal = (unsigned long long)(0.75 * strips_a * tiles_b * (double)mid);
+        stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)mid);
+        stats.work = (unsigned long long)(0.75 * strips_a * strips_b * (double)mid);
+        esmm_plan_decide(&stats, mid, n, mid, layouts[i].op_a, layouts[i].op_b,
                          ESMM_SKIP_BY_BOTH, -1.0, layouts[i].made, 0.75);
         CHECK(stats.decision == layouts[i].decision,
-              "2048^3 op(A) %d op(B) %d, copies made %d, 3/4 of k listed and of A's steps: "
-              "decision %d, expected %d",
-              (int)layouts[i].op_a, (int)layouts[i].op_b, layouts[i].made, stats.decision,
-              layouts[i].decision);
+              "2048 x %lld x 2048 op(A) %d op(B) %d, copies made %d, 3/4 of k listed and of "
+              "A's steps: decision %d, expected %d",
+              (long long)n, (int)layouts[i].op_a, (int)layouts[i].op_b, layouts[i].made,
+              stats.decision, layouts[i].decision);
     }
     /* Both operands transposed on the way in (NT, 64 x 96 x 40, no copies),
      * with no step skipped: against a dense pass the union path runs up to
@@ -1561,7 +1529,7 @@ static void check_union_rule(void)
                          ESMM_COPY_NONE, small_shares[i]);
         CHECK(stats.decision == small_want[i] &&
                   esmm_dense_transposed_in(ESMM_OP_N, ESMM_OP_T,
-                                           esmm_dense_copy(64, 96, ESMM_OP_N, ESMM_OP_T)) == 2,
+                                           esmm_copies_held(64, 96, ESMM_OP_N, ESMM_OP_T)) == 2,
               "64 x 96 x 40 NT, union share %.2f: decision %d, expected %d", small_shares[i],
               stats.decision, small_want[i]);
     }
@@ -2054,8 +2022,7 @@ int main(void)
     check_non_finite(&t);
     check_planner(&t);
     check_split_rule();
-    check_dense_copy_rule();
-    check_extraction_copy_rule();
+    check_copies_held_rule();
     check_transposed_rule();
     check_tile_span_rule();
     check_union_rule();

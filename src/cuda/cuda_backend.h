@@ -200,7 +200,7 @@ typedef enum {
  * an operand whose bits are NULL is not read (its pattern was given). With
  * gate (device memory, filled by esmm_cuda_probe) the launch does nothing
  * when the probe sends the product to the dense path. extraction_copy (an
- * esmm_copied_t set from esmm_extraction_copy, of operands read here; with
+ * esmm_copied_t set from esmm_copies_held, of operands read here; with
  * gate only) names the k-major copies the launch also writes, each at its
  * place in wide_copy (esmm_wide_copy_b_at), where the probe's counts say so
  * (esmm_extraction_copy_made). */
@@ -336,11 +336,6 @@ typedef enum {
 #define ESMM_PLAN_TRANSPOSED_IN 2.4
 #define ESMM_PLAN_COPY_COST 88.0
 #define ESMM_PLAN_COPY_AT_MOST 0.05
-/* The share of a dense pass that reading an operand along m/n saves against
- * transposing it on the way in (H100, 4096^3: TN 2.696 ms against NN 2.808
- * and TT 2.818); the dense path copies its one k-major operand where the copy
- * costs less (esmm_dense_copy). */
-#define ESMM_PLAN_DENSE_COPY_GAIN 0.04
 #define ESMM_PLAN_TILE_STRIPS 8 /* B strips (256 columns) per CTA of the skipping kernel */
 /* The skipping kernel's strip-warp form (each warp multiplies only the k its
  * own B strip needs) runs when a step needs at most ESMM_PLAN_STRIP_WARPS_AT_MOST
@@ -461,37 +456,24 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
            (double)m * (double)n * (double)k >= ESMM_PLAN_STRIP_WARPS_MIN_PRODUCT;
 }
 
-/* Which operand the dense path reads from a k-major copy. The dense kernel
- * transposes an operand whose rows run along k on the way in, 4 bytes at a
- * time. With both operands so (op(A) = A, op(B) = B^T) that cost 3.13 ms
- * (0.87x cuBLAS) against 2.81 ms with one of them stored along m/n, measured
- * on the H100 at 4096^3: the operand with fewer rows is read from the k-major
- * copy that the skipping orientation with that operand in B's place would
- * read (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B: C's other
- * side large enough that the copy costs at most ESMM_PLAN_COPY_AT_MOST of a
- * dense pass). With one such operand, it is read from that same copy where
- * the copy costs less than the ESMM_PLAN_DENSE_COPY_GAIN of a dense pass that
- * reading it along m/n saves (C's other side above ESMM_PLAN_COPY_COST /
- * ESMM_PLAN_DENSE_COPY_GAIN, which lies past the orientations' edge; the
- * orientation's rule is still asked, so the workspace holds the copy by
- * construction). */
-static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copy(int64_t m, int64_t n,
-                                                             esmm_operation_t op_a,
-                                                             esmm_operation_t op_b)
+/* The k-major copies a product's workspace holds: of each operand whose rows
+ * run along k where its orientation's rule makes the copy
+ * (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B; it then costs at
+ * most ESMM_PLAN_COPY_AT_MOST of a dense pass), each at its place
+ * (esmm_wide_copy_b_at). The dense path reads every one of them: its kernel
+ * transposes an operand along k on the way in, 4 bytes at a time, which costs
+ * about 9% of a dense pass (on the H100 the kernel alone took 2.616 ms at
+ * 4096^3 with both operands along m/n, TN; 2.861 with A along k, NN; 2.854
+ * with B along k, TT; 3.058 with both, NT; at 2048^3 0.336, 0.369, 0.366 and
+ * 0.393). A planned call's extraction may write them as it reads the operands
+ * (esmm_extraction_copy_made), which then reads each operand once. */
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_copies_held(int64_t m, int64_t n,
+                                                              esmm_operation_t op_a,
+                                                              esmm_operation_t op_b)
 {
-    const int a_along_k = op_a == ESMM_OP_N, b_along_k = op_b == ESMM_OP_T;
-    const int copy_a = esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED;
-    const int copy_b = esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED;
-    if (a_along_k && b_along_k) {
-        if (m <= n)
-            return copy_a ? ESMM_COPY_A : ESMM_COPY_NONE;
-        return copy_b ? ESMM_COPY_B : ESMM_COPY_NONE;
-    }
-    if (a_along_k && copy_a && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)n)
-        return ESMM_COPY_A;
-    if (b_along_k && copy_b && ESMM_PLAN_COPY_COST < ESMM_PLAN_DENSE_COPY_GAIN * (double)m)
-        return ESMM_COPY_B;
-    return ESMM_COPY_NONE;
+    const int a = op_a == ESMM_OP_N && esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED;
+    const int b = op_b == ESMM_OP_T && esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED;
+    return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
 }
 
 /* The union path: the dense kernel's tiles over only the k that some strip
@@ -532,7 +514,7 @@ static inline ESMM_HOST_DEVICE int esmm_union_needs_k(int a, int b, int nf_a, in
 
 /* How many of the two operands the dense kernel (and so the union path)
  * transposes on the way in: rows along k and not in the k-major copy it
- * reads (copy: esmm_dense_copy's). */
+ * reads (copy: esmm_copies_held's). */
 static inline ESMM_HOST_DEVICE int esmm_dense_transposed_in(esmm_operation_t op_a,
                                                             esmm_operation_t op_b, int copy)
 {
@@ -602,7 +584,7 @@ static inline ESMM_HOST_DEVICE double esmm_union_share(const esmm_plan_stats_t *
  * Against a dense pass, which is the same kernel reading the same operands,
  * a listed k costs ESMM_PLAN_UNION_PER_K; against a skipping path it also
  * pays ESMM_PLAN_UNION_TRANSPOSED_IN for each operand the dense kernel
- * transposes on the way in, and the copy it reads (esmm_dense_copy) unless
+ * transposes on the way in, and the copies it reads (esmm_copies_held) unless
  * the extraction made it (made, an esmm_copied_t set). */
 static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, double chosen,
                                                          double union_share, int64_t m,
@@ -614,7 +596,7 @@ static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, d
     const double listed = ESMM_PLAN_UNION_PER_K * union_share + ESMM_PLAN_UNION_FIXED;
     int take = listed < 1.0;
     if (s->decision != ESMM_PLAN_DENSE) {
-        const int copy = esmm_dense_copy(m, n, op_a, op_b);
+        const int copy = esmm_copies_held(m, n, op_a, op_b);
         const double transposed =
             ESMM_PLAN_UNION_TRANSPOSED_IN * esmm_dense_transposed_in(op_a, op_b, copy);
         take = listed + ESMM_PLAN_UNION_PER_K * transposed * union_share +
@@ -706,12 +688,11 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_plan_warp_lists_copy(esmm_oper
 }
 
 /* Whether the extraction writes the copies of `candidates` (an esmm_copied_t
- * set, from esmm_extraction_copy), from the probe's packed totals
+ * set, from esmm_copies_held), from the probe's packed totals
  * (esmm_probe_slot_t): each where at least 1 in ESMM_PROBE_COPY_SHARE of the
  * other operand's sampled slices is zero. The paths that read an operand's
  * copy are the ones that skip by the other operand's zeros (the warp lists,
- * and the orientation with its strips leading) and, past esmm_dense_copy's
- * edge, the dense path; only skipping by the copied operand's own zeros
+ * and the orientation with its strips leading) and the dense path; only skipping by the copied operand's own zeros
  * alone reads none. A wrong guess costs time (a copy made for nothing, or
  * made by the copy launch after all), never a result. */
 #define ESMM_PROBE_COPY_SHARE 4u
@@ -746,47 +727,26 @@ static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_
 }
 
 /* Where B's k-major copy starts in the workspace's copy buffer (floats):
- * after A's where one path reads both (the warp lists with op(A) = A and
- * op(B) = B^T), else at its start, as only one path runs and each other path
- * reads one copy. */
-static inline int64_t esmm_wide_copy_b_at(int64_t m, int64_t n, int64_t k, esmm_operation_t op_a,
-                                          esmm_operation_t op_b)
+ * after A's where the workspace holds both (esmm_copies_held), else at its
+ * start. */
+static inline ESMM_HOST_DEVICE int64_t esmm_wide_copy_b_at(int64_t m, int64_t n, int64_t k,
+                                                           esmm_operation_t op_a,
+                                                           esmm_operation_t op_b)
 {
-    return esmm_plan_warp_lists_copy(op_a, op_b) == ESMM_COPY_BOTH &&
-                   esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, op_a, op_b) >= 0.0
-               ? esmm_wide_copy_ld(m) * k
-               : 0;
+    return esmm_copies_held(m, n, op_a, op_b) == ESMM_COPY_BOTH ? esmm_wide_copy_ld(m) * k : 0;
 }
 
 /* Floats of workspace the k-major copies need for a product (0: no path
- * copies). The dense path's copy (esmm_dense_copy) is one of the two
- * orientations' by its rule. */
+ * copies): those esmm_copies_held names, each at its place. */
 static inline int64_t esmm_wide_copy_floats(int64_t m, int64_t n, int64_t k,
                                             esmm_operation_t op_a, esmm_operation_t op_b)
 {
-    const int64_t normal =
-        esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED ? esmm_wide_copy_ld(n) * k : 0;
-    const int64_t swapped =
-        esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED ? esmm_wide_copy_ld(m) * k : 0;
-    const int64_t b_at = esmm_wide_copy_b_at(m, n, k, op_a, op_b);
-    if (b_at > 0)
-        return b_at + normal;
-    return normal > swapped ? normal : swapped;
-}
-
-/* The copies a planned call's extraction may write as it reads an operand,
- * so that the operand is read once instead of twice (once to extract, once
- * to copy): of each operand along k whose copy is in the workspace by its
- * orientation's rule, in a place of its own (esmm_wide_copy_b_at where both
- * run along k). The caller drops the operand of a pattern the caller gave. */
-static inline esmm_copied_t esmm_extraction_copy(int64_t m, int64_t n, int64_t k,
-                                                 esmm_operation_t op_a, esmm_operation_t op_b)
-{
-    const int a = op_a == ESMM_OP_N && esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED;
-    const int b = op_b == ESMM_OP_T && esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED;
-    if (a && b && esmm_wide_copy_b_at(m, n, k, op_a, op_b) == 0)
-        return ESMM_COPY_NONE; /* one place for two copies: the copy launch picks */
-    return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
+    const esmm_copied_t held = esmm_copies_held(m, n, op_a, op_b);
+    const int64_t end_a = (held & ESMM_COPY_A) ? esmm_wide_copy_ld(m) * k : 0;
+    const int64_t end_b = (held & ESMM_COPY_B) ? esmm_wide_copy_b_at(m, n, k, op_a, op_b) +
+                                                     esmm_wide_copy_ld(n) * k
+                                               : 0;
+    return end_a > end_b ? end_a : end_b;
 }
 
 /* Clears *stats (device memory) for a product's plan and, with probe set,
@@ -825,7 +785,7 @@ esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, in
  * esmm_cuda_finish_splits then completes C. wide_copy (esmm_wide_copy_floats
  * floats, or NULL) holds the k-major copies that the extraction or
  * esmm_cuda_copy_operand made, which each path reads where its rule copies
- * (esmm_plan_normal_wide, esmm_plan_swapped_wide, esmm_dense_copy,
+ * (esmm_plan_normal_wide, esmm_plan_swapped_wide, esmm_copies_held,
  * esmm_plan_warp_lists_copy), each at its place (esmm_wide_copy_b_at).
  *
  * *settled (0 after esmm_cuda_plan) says whether a kernel queued since the

@@ -2,14 +2,15 @@
 // kernel that reads it. The zero-skipping kernel gathers whole k rows of its
 // wide operand: read straight from the operand, each listed k would be 256
 // 4-byte reads from 256 rows (measured at 4096^3, B's strips at d = 0.125:
-// esmm_sgemm took 1.03 ms, 0.58 ms with A stored k-major). The dense kernel,
-// when both operands run along k, reads one of them from the copy
-// (esmm_dense_copy). The copy moves 8 bytes per element; esmm_wide_read says
+// esmm_sgemm took 1.03 ms, 0.58 ms with A stored k-major). The dense kernel
+// reads each operand along k from its copy where the workspace holds one
+// (esmm_copies_held). The copy moves 8 bytes per element; esmm_wide_read says
 // when that pays.
 //
 // Every path's copy is queued as one launch: the kernel reads the plan on the
-// device and copies the operands of the path that runs (the warp lists with
-// both operands along k read two copies, the other paths one) or nothing. 32 x 32
+// device and copies the operands of the path that runs (the warp lists and
+// the dense kernel with both operands along k read two copies, an orientation
+// one) or nothing. 32 x 32
 // tiles through shared memory (a padded column so the transposed reads hit 32
 // banks): reads and writes are 128-byte rows. A grid of at most 8 blocks per
 // SM strides over the tiles, so a launch that copies nothing costs little.
@@ -42,9 +43,9 @@ struct operand_copy {
 
 // The copies each queued path reads, behind the gate its kernel opens by: the
 // warp-list form's gate (its one or two copies), the skipping orientations'
-// (orientation_gate) and the dense kernel's plan.
+// (orientation_gate) and the dense kernel's plan (its one or two).
 struct copy_choice {
-    operand_copy lists[2], normal, swapped, dense;
+    operand_copy lists[2], normal, swapped, dense[2];
     warp_lists_gate lists_gate;
     skip_gate normal_gate, swapped_gate;
     dense_gate plan_gate; // the dense kernel's, whose plan holds the probe's counts
@@ -113,9 +114,11 @@ __global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM)
     } else if (choice.swapped.x != nullptr && gate_open(choice.swapped_gate)) {
         if (!(choice.swapped.which & made))
             copy_tiles(choice.swapped, tile);
-    } else if (choice.dense.x != nullptr && gate_open(choice.plan_gate)) {
-        if (!(choice.dense.which & made))
-            copy_tiles(choice.dense, tile);
+    } else if (choice.dense[0].x != nullptr && gate_open(choice.plan_gate)) {
+        if (!(choice.dense[0].which & made))
+            copy_tiles(choice.dense[0], tile);
+        if (!(choice.dense[1].which & made))
+            copy_tiles(choice.dense[1], tile);
     }
 }
 
@@ -128,6 +131,16 @@ operand_copy copy_of_a(const esmm_gemm_problem_t &p, float *out)
 operand_copy copy_of_b(const esmm_gemm_problem_t &p, float *out)
 {
     return operand_copy{p.b, p.ldb, p.n, p.k, ESMM_COPY_B, out + copy_offset(p, ESMM_COPY_B)};
+}
+
+// The copies in `copied` (an esmm_copied_t set), A's first, into pair.
+void copies_of(const esmm_gemm_problem_t &p, int copied, float *out, operand_copy (&pair)[2])
+{
+    int listed = 0;
+    if (copied & ESMM_COPY_A)
+        pair[listed++] = copy_of_a(p, out);
+    if (copied & ESMM_COPY_B)
+        pair[listed++] = copy_of_b(p, out);
 }
 
 } // namespace
@@ -151,24 +164,20 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
         choice.normal_gate.form = choice.swapped_gate.form = ESMM_FORM_PAIR_WARPS;
         const esmm_copied_t copied = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
         choice.lists_gate = warp_lists_gate{plan, planned, false};
-        int listed = 0;
-        if (copied & ESMM_COPY_A)
-            choice.lists[listed++] = copy_of_a(p, out);
-        if (copied & ESMM_COPY_B)
-            choice.lists[listed++] = copy_of_b(p, out);
+        copies_of(p, copied, out, choice.lists);
     }
     if ((skip & ESMM_SKIP_BY_A) && esmm_plan_normal_wide(p.m, p.op_b) == ESMM_WIDE_COPIED)
         choice.normal = copy_of_b(p, out);
     if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a) == ESMM_WIDE_COPIED)
         choice.swapped = copy_of_a(p, out);
-    if (planned) {
-        const esmm_copied_t dense = esmm_dense_copy(p.m, p.n, p.op_a, p.op_b);
-        if (dense != ESMM_COPY_NONE)
-            choice.dense = dense == ESMM_COPY_A ? copy_of_a(p, out) : copy_of_b(p, out);
-    }
-    int64_t tiles = tiles_of(choice.lists[0]) + tiles_of(choice.lists[1]);
-    for (const operand_copy &c : {choice.normal, choice.swapped, choice.dense})
-        tiles = tiles_of(c) > tiles ? tiles_of(c) : tiles;
+    if (planned)
+        copies_of(p, esmm_copies_held(p.m, p.n, p.op_a, p.op_b), out, choice.dense);
+    // A path's copies are made one after the other by the same blocks.
+    int64_t tiles = 0;
+    for (const int64_t t : {tiles_of(choice.lists[0]) + tiles_of(choice.lists[1]),
+                            tiles_of(choice.normal), tiles_of(choice.swapped),
+                            tiles_of(choice.dense[0]) + tiles_of(choice.dense[1])})
+        tiles = t > tiles ? t : tiles;
     if (tiles == 0)
         return cudaSuccess;
     int sms = 0;

@@ -9,6 +9,8 @@
 // m/n is copied with 16-byte cp.async; one stored contiguous along k is
 // transposed on the way in with 4-byte cp.async (cp.async cannot transpose
 // wider chunks).
+#include <initializer_list>
+
 #include <cuda_runtime.h>
 
 #include "cuda/dense/ladder.cuh"
@@ -171,11 +173,12 @@ cudaError_t run_narrow(const esmm_gemm_problem_t &q, dense_gate gate, float *par
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const dense_gate &gate,
                                    float *partials, const float *wide_copy, cudaStream_t stream)
 {
-    const esmm_copied_t copied =
-        wide_copy != nullptr ? esmm_dense_copy(p.m, p.n, p.op_a, p.op_b) : ESMM_COPY_NONE;
-    const float *copy =
-        copied != ESMM_COPY_NONE ? wide_copy + copy_offset(p, copied) : nullptr;
-    const esmm_gemm_problem_t q = reading_copy(p, copied, copy);
+    const int copied =
+        wide_copy != nullptr ? esmm_copies_held(p.m, p.n, p.op_a, p.op_b) : ESMM_COPY_NONE;
+    esmm_gemm_problem_t q = p;
+    for (const esmm_copied_t which : {ESMM_COPY_A, ESMM_COPY_B})
+        if (copied & which)
+            q = reading_copy(q, which, wide_copy + copy_offset(p, which));
     const int64_t narrow = q.m < q.n ? q.m : q.n, wide = q.m < q.n ? q.n : q.m;
     if (narrow <= NARROW_SIDE) {
         const int64_t half_ctas = (wide + half_tiles::BM - 1) / half_tiles::BM *
