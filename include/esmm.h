@@ -286,9 +286,9 @@ esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_
  * Workspace (the operands' masks and, on CUDA, the union path's list of k,
  * about 4.3 bytes per k; for a product with few tiles of C and a long k,
  * which the kernels split along k, its partial sums; and for op(A) = A or
- * op(B) = B^T a k-major copy of that operand, which the zero-skipping
- * kernel, or the dense kernel when both run along k, reads instead of
- * transposing it on the way in): the
+ * op(B) = B^T a k-major copy of that operand, which the zero-skipping and
+ * dense kernels read instead of transposing it on the way in, where C's
+ * other side is at least 1760): the
  * handle owns one that grows on demand (a growth allocates and so synchronises
  * the device: do a first call of each size and ops before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes

@@ -59,8 +59,11 @@ static const shape_t shapes[] = {
     {2053, 1031, 2051, 1, 1},
     {1400, 1400, 2200, 1, 1},
     /* Both sides past the copy rule's edge: with both operands along k (NT,
-     * variant 10) the warp lists read a copy of each, at odd sizes. */
+     * variant 10) the warp lists read a copy of each, at odd sizes; below
+     * 2^32 multiply-adds, where the warp lists are not queued, the extraction
+     * writes both copies (variant 10) for the other paths. */
     {1800, 1900, 1300, 1, 1},
+    {1800, 1900, 600, 1, 1},
 };
 
 typedef struct {
@@ -378,8 +381,9 @@ static int forms_run[4];
 static int lists_with_two_copies;
 static int lists_split; /* planned warp-list calls on a product that splits k */
 /* Planned calls whose extraction wrote the k-major copy, by copy
- * (esmm_copied_t). */
+ * (esmm_copied_t), and those that wrote both with the warp lists not queued. */
 static int extraction_copies[4];
+static int both_copies_without_lists;
 
 /* What esmm_get_last_info says after a planned call (with B's pattern
  * given when b_given). */
@@ -408,6 +412,9 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     const esmm_copied_t made =
         esmm_extraction_copy_made(p->probe.zeros, p->probe.slices, candidate);
     extraction_copies[made]++;
+    both_copies_without_lists +=
+        made == ESMM_COPY_BOTH &&
+        esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k, p->op_a, p->op_b) < 0.0;
     esmm_plan_stats_t plan = p->steps;
     esmm_plan_decide(&plan, p->m, p->n, p->k, p->op_a, p->op_b, ESMM_SKIP_BY_BOTH,
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, p->m, p->n, p->k, p->op_a,
@@ -1086,6 +1093,10 @@ int main(void)
     printf("planned calls whose extraction copied A: %d, B: %d, both: %d\n",
            extraction_copies[ESMM_COPY_A], extraction_copies[ESMM_COPY_B],
            extraction_copies[ESMM_COPY_BOTH]);
+    CHECK(both_copies_without_lists > 0,
+          "no planned call's extraction copied both operands with the warp lists not queued");
+    printf("planned calls whose extraction copied both, the warp lists not queued: %d\n",
+           both_copies_without_lists);
     CHECK(esmm_destroy(h) == ESMM_STATUS_SUCCESS, "esmm_destroy failed");
     printf("total %.2f s\n", now_seconds() - start);
     return check_finish();

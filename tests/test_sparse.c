@@ -1252,7 +1252,8 @@ static void check_copies_held_rule(void)
         esmm_operation_t op_a, op_b;
         esmm_copied_t want;
     } cases[] = {
-        {1797, 2048, ESMM_OP_N, ESMM_OP_T, edge <= 1797 ? ESMM_COPY_BOTH : ESMM_COPY_NONE},
+        {1797, 2048, ESMM_OP_N, ESMM_OP_T,
+         edge <= 1797 ? ESMM_COPY_BOTH : edge <= 2048 ? ESMM_COPY_A : ESMM_COPY_NONE},
         {edge, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH},
         {edge - 1, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE},
         {37, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A},
@@ -1479,10 +1480,11 @@ static void check_union_rule(void)
     }
     /* With A's dead channels leaving 3/4 of k (steps and share alike), pair
      * warps cost 0.86 of a dense pass. At 2048^3 the dense kernel reads every
-     * operand along k from its copy, so the union path costs 0.7825 a k and
-     * the copies it makes (0.043 each): it runs on every layout (in NT
-     * against pair warps that read B's copy made by the extraction, or
-     * against a dense pass where the pair warps would make it, 0.903). At
+     * operand along k from its copy, so the union path costs 0.7825 (3/4 of
+     * k listed) and the copies it makes (0.043 each): it runs on every
+     * layout (in NT against pair warps that read B's copy made by the
+     * extraction, or against a dense pass where the pair warps would make
+     * it, 0.903). At
      * 2048 x 1024 x 2048 NN, C too narrow for A's copy, the dense kernel
      * transposes A on the way in, which costs the union path 12% more a k
      * against a skipping path: pair warps run. */

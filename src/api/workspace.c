@@ -59,7 +59,7 @@ size_t esmm_workspace_size(int64_t m, int64_t n, int64_t k)
     /* Sizes no call accepts (esmm_matrix_fits) need more than can be lent. */
     if (!esmm_matrix_fits(m, k) || !esmm_matrix_fits(k, n) || !esmm_matrix_fits(m, n))
         return SIZE_MAX;
-    /* The larger, CUDA's, for the op pair that copies the larger operand. */
+    /* The larger, CUDA's, for the op pair that copies both operands. */
     return esmm_workspace_layout(m, n, k, ESMM_OP_N, ESMM_OP_T, 1).total;
 }
 

@@ -187,8 +187,9 @@ esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b, int64_t l
 struct esmm_plan_stats; /* esmm_plan_stats_t, below */
 
 /* The k-major copies, as a set: of A (read in place of A by the swapped
- * orientation, and by the dense path and the warp lists where their rules
- * say) and of B (the normal orientation's). */
+ * orientation) and of B (by the normal orientation's), each also read by the
+ * dense path and the warp lists where the workspace holds it
+ * (esmm_copies_held). */
 typedef enum {
     ESMM_COPY_NONE = 0,
     ESMM_COPY_A = 1,   /* A (m x k, op N) copied k x m, read with op T */
@@ -584,8 +585,8 @@ static inline ESMM_HOST_DEVICE double esmm_union_share(const esmm_plan_stats_t *
  * Against a dense pass, which is the same kernel reading the same operands,
  * a listed k costs ESMM_PLAN_UNION_PER_K; against a skipping path it also
  * pays ESMM_PLAN_UNION_TRANSPOSED_IN for each operand the dense kernel
- * transposes on the way in, and the copies it reads (esmm_copies_held) unless
- * the extraction made it (made, an esmm_copied_t set). */
+ * transposes on the way in, and the copies it reads (esmm_copies_held) that
+ * the extraction did not make (made, an esmm_copied_t set). */
 static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, double chosen,
                                                          double union_share, int64_t m,
                                                          int64_t n, esmm_operation_t op_a,
@@ -692,9 +693,10 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_plan_warp_lists_copy(esmm_oper
  * (esmm_probe_slot_t): each where at least 1 in ESMM_PROBE_COPY_SHARE of the
  * other operand's sampled slices is zero. The paths that read an operand's
  * copy are the ones that skip by the other operand's zeros (the warp lists,
- * and the orientation with its strips leading) and the dense path; only skipping by the copied operand's own zeros
- * alone reads none. A wrong guess costs time (a copy made for nothing, or
- * made by the copy launch after all), never a result. */
+ * and the orientation with its strips leading) and the dense path; only
+ * skipping by the copied operand's own zeros alone reads none. A wrong guess
+ * costs time (a copy made for nothing, or made by the copy launch after all),
+ * never a result. */
 #define ESMM_PROBE_COPY_SHARE 4u
 
 static inline ESMM_HOST_DEVICE esmm_copied_t esmm_extraction_copy_made(uint32_t zeros,

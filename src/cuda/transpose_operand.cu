@@ -8,9 +8,8 @@
 // when that pays.
 //
 // Every path's copy is queued as one launch: the kernel reads the plan on the
-// device and copies the operands of the path that runs (the warp lists and
-// the dense kernel with both operands along k read two copies, an orientation
-// one) or nothing. 32 x 32
+// device and copies the operands of the path that runs (an orientation reads
+// one copy, the warp lists and the dense kernel one or two) or nothing. 32 x 32
 // tiles through shared memory (a padded column so the transposed reads hit 32
 // banks): reads and writes are 128-byte rows. A grid of at most 8 blocks per
 // SM strides over the tiles, so a launch that copies nothing costs little.

@@ -7,8 +7,8 @@ extern "C" {
 #include "gemm_problem.h"
 }
 
-// esmm_cuda_copy_operand: writes into out the k-major copy that the path the
-// plan lets run reads, unless the extraction made it, one launch (see
+// esmm_cuda_copy_operand: writes into out the k-major copies that the path
+// the plan lets run reads, but those the extraction made, one launch (see
 // transpose_operand.cu). The kernel waits for the plan: settled is true on
 // return once it was launched (plan_gate.cuh).
 cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t skip,
@@ -35,4 +35,17 @@ inline esmm_gemm_problem_t reading_copy(esmm_gemm_problem_t p, esmm_copied_t whi
         p.b = copy, p.ldb = esmm_wide_copy_ld(p.n), p.op_b = ESMM_OP_N;
     }
     return p;
+}
+
+// p reading each copy in `copied` (an esmm_copied_t set) at its place in the
+// copy buffer wide_copy.
+inline esmm_gemm_problem_t reading_copies(const esmm_gemm_problem_t &p, int copied,
+                                          const float *wide_copy)
+{
+    esmm_gemm_problem_t q = p;
+    if (copied & ESMM_COPY_A)
+        q = reading_copy(q, ESMM_COPY_A, wide_copy + copy_offset(p, ESMM_COPY_A));
+    if (copied & ESMM_COPY_B)
+        q = reading_copy(q, ESMM_COPY_B, wide_copy + copy_offset(p, ESMM_COPY_B));
+    return q;
 }

@@ -9,8 +9,6 @@
 // m/n is copied with 16-byte cp.async; one stored contiguous along k is
 // transposed on the way in with 4-byte cp.async (cp.async cannot transpose
 // wider chunks).
-#include <initializer_list>
-
 #include <cuda_runtime.h>
 
 #include "cuda/dense/ladder.cuh"
@@ -173,12 +171,10 @@ cudaError_t run_narrow(const esmm_gemm_problem_t &q, dense_gate gate, float *par
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const dense_gate &gate,
                                    float *partials, const float *wide_copy, cudaStream_t stream)
 {
-    const int copied =
-        wide_copy != nullptr ? esmm_copies_held(p.m, p.n, p.op_a, p.op_b) : ESMM_COPY_NONE;
-    esmm_gemm_problem_t q = p;
-    for (const esmm_copied_t which : {ESMM_COPY_A, ESMM_COPY_B})
-        if (copied & which)
-            q = reading_copy(q, which, wide_copy + copy_offset(p, which));
+    const esmm_gemm_problem_t q =
+        wide_copy != nullptr ? reading_copies(p, esmm_copies_held(p.m, p.n, p.op_a, p.op_b),
+                                              wide_copy)
+                             : p;
     const int64_t narrow = q.m < q.n ? q.m : q.n, wide = q.m < q.n ? q.n : q.m;
     if (narrow <= NARROW_SIDE) {
         const int64_t half_ctas = (wide + half_tiles::BM - 1) / half_tiles::BM *

@@ -416,11 +416,7 @@ cudaError_t launch_warp_list_gemm(const esmm_gemm_problem_t &p, const esmm_masks
     const esmm_copied_t copied = esmm_plan_warp_lists_copy(p.op_a, p.op_b);
     if (copied != ESMM_COPY_NONE && wide_copy == nullptr)
         return cudaErrorInvalidValue;
-    esmm_gemm_problem_t q = p;
-    if (copied & ESMM_COPY_A)
-        q = reading_copy(q, ESMM_COPY_A, wide_copy + copy_offset(p, ESMM_COPY_A));
-    if (copied & ESMM_COPY_B)
-        q = reading_copy(q, ESMM_COPY_B, wide_copy + copy_offset(p, ESMM_COPY_B));
+    const esmm_gemm_problem_t q = reading_copies(p, copied, wide_copy);
     if (q.op_a != ESMM_OP_T || q.op_b != ESMM_OP_N || q.k > 0x7fffffffLL - 32)
         return cudaErrorInvalidValue; // the list holds k as int
     const bool a_vec = q.lda % 4 == 0 && (uintptr_t)q.a % 16 == 0;
