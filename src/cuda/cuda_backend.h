@@ -714,16 +714,15 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_extraction_copy_made(uint32_t 
 
 /* The warp-list form's cost besides its work for a product (its copies, as a
  * fraction of a dense pass), or -1 where it is not queued: it takes the
- * strip-warp form's place (esmm_plan_queues_strip_warps) where each operand
- * along k is copied by its orientation's rule. */
+ * strip-warp form's place (esmm_plan_queues_strip_warps) where the workspace
+ * holds a copy of each operand along k (esmm_copies_held). */
 static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_t k,
                                           esmm_operation_t op_a, esmm_operation_t op_b)
 {
     if (!esmm_plan_queues_strip_warps(skip, m, n, k) || k > 0x7fffffffLL - 32)
         return -1.0;
     const esmm_copied_t copied = esmm_plan_warp_lists_copy(op_a, op_b);
-    if (((copied & ESMM_COPY_A) && esmm_plan_swapped_wide(n, op_a) != ESMM_WIDE_COPIED) ||
-        ((copied & ESMM_COPY_B) && esmm_plan_normal_wide(m, op_b) != ESMM_WIDE_COPIED))
+    if (copied & ~esmm_copies_held(m, n, op_a, op_b))
         return -1.0;
     return esmm_plan_copies_cost(copied, m, n);
 }
@@ -731,9 +730,8 @@ static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_
 /* Where B's k-major copy starts in the workspace's copy buffer (floats):
  * after A's where the workspace holds both (esmm_copies_held), else at its
  * start. */
-static inline ESMM_HOST_DEVICE int64_t esmm_wide_copy_b_at(int64_t m, int64_t n, int64_t k,
-                                                           esmm_operation_t op_a,
-                                                           esmm_operation_t op_b)
+static inline int64_t esmm_wide_copy_b_at(int64_t m, int64_t n, int64_t k, esmm_operation_t op_a,
+                                          esmm_operation_t op_b)
 {
     return esmm_copies_held(m, n, op_a, op_b) == ESMM_COPY_BOTH ? esmm_wide_copy_ld(m) * k : 0;
 }
