@@ -175,6 +175,25 @@ esmm_status_t esmm_pattern_extract_b(esmm_handle_t handle, esmm_operation_t op_b
 esmm_status_t esmm_pattern_density(esmm_pattern_t pattern, double *density);
 /* NULL is accepted. Waits for work that may still use the pattern. */
 esmm_status_t esmm_pattern_destroy(esmm_pattern_t pattern);
+/*
+ * Makes the pattern keep a copy of its operand laid out along m (A) or n
+ * (B), where the operand is stored along k: op(A) = A, or op(B) = B^T (the
+ * weights of a linear layer, x @ W^T). esmm_sgemm_patterns given the
+ * pattern then reads that copy in place of the operand it is passed, so no
+ * call copies or transposes it again (the kernels read an operand stored
+ * along k more slowly; README, item 17). Results are the same bits as
+ * without the copy. X and ld are the operand the pattern was extracted from
+ * (same op and shape); the caller's promise that the data do not change
+ * covers the copy too. The copy takes about as much memory as the operand
+ * (its rows padded to 4 floats) on the pattern's backend and device, until
+ * esmm_pattern_destroy; a second call replaces it. An operand already stored
+ * along m or n gets no copy (and the call succeeds). Allocates and, on CUDA,
+ * runs asynchronously on the handle's stream; keep it out of hot loops.
+ * A handle of another backend or device, or X and ld unfit for the
+ * pattern's operand, give ESMM_STATUS_INVALID_VALUE.
+ */
+esmm_status_t esmm_pattern_keep_copy(esmm_handle_t handle, esmm_pattern_t pattern,
+                                     const float *X, int64_t ld);
 
 /* esmm_sgemm with patterns extracted earlier; either may be NULL (extracted
  * by the call). */

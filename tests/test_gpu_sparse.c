@@ -1,7 +1,8 @@
 /*
  * Zero skipping at sizes where the CUDA kernels run many tiles and long k
  * segments: every skip kernel by name, esmm_sgemm and esmm_sgemm_patterns
- * with a cached B against the dense "pipelined" kernel bit for bit, on
+ * with a cached B, and with both patterns keeping their operands' copies
+ * (esmm_pattern_keep_copy), against the dense "pipelined" kernel bit for bit, on
  * strip-generated operands (each 32-row strip of op(A) keeps column k with
  * probability d, each 32-column strip of op(B) keeps row k; exact zeros
  * elsewhere). Also: the dense result against float64 at sampled elements,
@@ -564,6 +565,20 @@ static void run_problem(esmm_handle_t h, const shape_t *shape, const density_t *
                                                      p.b.ld, &pb);
     CHECK(pst == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_extract_b returned \"%s\"", p.label,
           esmm_status_string(pst));
+    /* Both patterns again, each keeping its operand's copy where the operand
+     * runs along k (esmm_pattern_keep_copy): the call reads the copies in
+     * place of A and B. */
+    esmm_pattern_t kept_a = NULL, kept_b = NULL;
+    const float *a = p.a.dev + p.a.offset, *b = p.b.dev + p.b.offset;
+    esmm_status_t kst = esmm_pattern_extract_a(h, p.op_a, p.m, p.k, a, p.a.ld, &kept_a);
+    if (kst == ESMM_STATUS_SUCCESS)
+        kst = esmm_pattern_extract_b(h, p.op_b, p.k, p.n, b, p.b.ld, &kept_b);
+    if (kst == ESMM_STATUS_SUCCESS)
+        kst = esmm_pattern_keep_copy(h, kept_a, a, p.a.ld);
+    if (kst == ESMM_STATUS_SUCCESS)
+        kst = esmm_pattern_keep_copy(h, kept_b, b, p.b.ld);
+    CHECK(kst == ESMM_STATUS_SUCCESS, "%s: patterns keeping copies: \"%s\"", p.label,
+          esmm_status_string(kst));
     const path_t dense = {"pipelined", NULL, NULL, "pipelined"};
     const path_t paths[] = {
         {NULL, NULL, NULL, "esmm_sgemm"},
@@ -572,6 +587,7 @@ static void run_problem(esmm_handle_t h, const shape_t *shape, const density_t *
         {skip_kernels[2], NULL, NULL, skip_kernels[2]},
         {skip_kernels[3], NULL, NULL, skip_kernels[3]},
         {NULL, NULL, pb, "esmm_sgemm_patterns(B cached)"},
+        {NULL, kept_a, kept_b, "esmm_sgemm_patterns(A and B cached, copies kept)"},
     };
     esmm_status_t st = run_path(h, &p, &dense, NULL, p.dense);
     CHECK(st == ESMM_STATUS_SUCCESS, "%s pipelined: returned \"%s\"", p.label,
@@ -582,7 +598,8 @@ static void run_problem(esmm_handle_t h, const shape_t *shape, const density_t *
         CHECK(st == ESMM_STATUS_SUCCESS, "%s %s: returned \"%s\"", p.label, paths[i].label,
               esmm_status_string(st));
         verify_same_bits(&p, paths[i].label);
-        if (paths[i].kernel == NULL)
+        /* With copies kept the call plans another product (one along m / n). */
+        if (paths[i].kernel == NULL && paths[i].pa == NULL)
             verify_plan(h, &p, d, paths[i].pb != NULL, paths[i].label);
         else if (paths[i].kernel == skip_kernels[3])
             verify_union_info(h, &p);
@@ -593,7 +610,10 @@ static void run_problem(esmm_handle_t h, const shape_t *shape, const density_t *
         check_graph(h, &p);
     if (checks & CHECK_TIMING)
         check_timing(h, &p);
-    CHECK(esmm_pattern_destroy(pb) == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_destroy", p.label);
+    CHECK(esmm_pattern_destroy(pb) == ESMM_STATUS_SUCCESS &&
+              esmm_pattern_destroy(kept_a) == ESMM_STATUS_SUCCESS &&
+              esmm_pattern_destroy(kept_b) == ESMM_STATUS_SUCCESS,
+          "%s: esmm_pattern_destroy", p.label);
     printf("%-52s work %.4f  %.2f s\n", p.label, p.work_fraction, now_seconds() - start);
     problem_free(&p);
 }

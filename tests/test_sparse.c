@@ -3,7 +3,8 @@
  * where no GPU exists; on CUDA the operands go through device memory).
  *
  * Every path — esmm_sgemm, each skip kernel by name, esmm_sgemm_patterns with
- * cached A and/or B patterns — must give the bits of the backend's dense
+ * cached A and/or B patterns, and with both keeping their operands' copies
+ * (esmm_pattern_keep_copy) — must give the bits of the backend's dense
  * kernel (DESIGN.md, Exactness), and the dense kernel must be within rounding
  * of the float64 reference. Operands come from the strip generator (each
  * 32-row strip of op(A) keeps column k with probability d, each 32-column
@@ -549,6 +550,8 @@ typedef enum {
     PATH_CACHED_A,   /* esmm_sgemm_patterns with A's pattern */
     PATH_CACHED_B,   /* ... with B's */
     PATH_CACHED_AB,  /* ... with both */
+    PATH_KEPT_COPIES, /* ... with both, each keeping its operand's copy (last: the
+                         copies are made just before it) */
     PATH_COUNT
 } path_t;
 
@@ -563,6 +566,7 @@ static const char *path_label(const target_t *t, path_t path)
     case PATH_CACHED_A: return "esmm_sgemm_patterns(A cached)";
     case PATH_CACHED_B: return "esmm_sgemm_patterns(B cached)";
     case PATH_CACHED_AB: return "esmm_sgemm_patterns(A and B cached)";
+    case PATH_KEPT_COPIES: return "esmm_sgemm_patterns(A and B cached, copies kept)";
     case PATH_COUNT: break;
     }
     return "?";
@@ -595,7 +599,8 @@ static esmm_status_t call_path(const target_t *t, path_t path, const esmm_gemm_p
     case PATH_SKIP_JOINT: return call_kernel(t, path_label(t, path), p);
     case PATH_CACHED_A: return call_patterns(t, p, pa, NULL);
     case PATH_CACHED_B: return call_patterns(t, p, NULL, pb);
-    case PATH_CACHED_AB: return call_patterns(t, p, pa, pb);
+    case PATH_CACHED_AB:
+    case PATH_KEPT_COPIES: return call_patterns(t, p, pa, pb);
     case PATH_COUNT: break;
     }
     return ESMM_STATUS_INTERNAL_ERROR;
@@ -717,12 +722,17 @@ static void verify_info(const target_t *t, path_t path, const expected_t *e,
     CHECK(info.extraction_ms < 0.0, "%s %s: extraction_ms %g without esmm_set_timing", label,
           path_label(t, path), info.extraction_ms);
     /* The planner's choice (esmm_sgemm and esmm_sgemm_patterns), where
-     * the data are finite. */
+     * the data are finite; with copies kept, over the product that reads
+     * them (each operand along m or n). */
+    esmm_gemm_problem_t planned = *p;
+    if (path == PATH_KEPT_COPIES) {
+        planned.op_a = ESMM_OP_T;
+        planned.op_b = ESMM_OP_N;
+    }
+    const int given_a = path == PATH_CACHED_A || path >= PATH_CACHED_AB;
+    const int given_b = path == PATH_CACHED_B || path >= PATH_CACHED_AB;
     const int decision =
-        !skipping && check_work
-            ? plan_decision(t, e, p, path == PATH_CACHED_A || path == PATH_CACHED_AB,
-                            path == PATH_CACHED_B || path == PATH_CACHED_AB)
-            : -1;
+        !skipping && check_work ? plan_decision(t, e, &planned, given_a, given_b) : -1;
     /* A form only for the GPU's skipping paths; below 2^32 multiply-adds
      * always pair warps where the planner does not pick the union path
      * (test_gpu_sparse reaches strip warps), which with NaN/Inf in the data
@@ -787,6 +797,39 @@ static void verify_pattern_density(esmm_pattern_t pattern, double want, const ch
           which, esmm_status_string(st), got, want);
 }
 
+/* Makes both patterns keep their operands' copies (esmm_pattern_keep_copy;
+ * only an operand stored along k gets one), and checks the calls that
+ * esmm_pattern_keep_copy refuses. */
+static void keep_copies(const target_t *t, const staged_t *s, esmm_pattern_t pa,
+                        esmm_pattern_t pb)
+{
+    const esmm_gemm_problem_t *p = &s->p;
+    esmm_status_t st = esmm_pattern_keep_copy(t->h, pa, p->a, p->lda);
+    CHECK(st == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_keep_copy(A) returned \"%s\"", s->label,
+          esmm_status_string(st));
+    /* Twice: the second replaces the first. */
+    for (int i = 0; i < 2; i++) {
+        st = esmm_pattern_keep_copy(t->h, pb, p->b, p->ldb);
+        CHECK(st == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_keep_copy(B) returned \"%s\"",
+              s->label, esmm_status_string(st));
+    }
+    /* A leading dimension too short for the operand as stored, no data, no
+     * pattern, no handle. */
+    const int64_t stored_cols_b = p->op_b == ESMM_OP_T ? p->k : p->n;
+    if (stored_cols_b > 1)
+        CHECK(esmm_pattern_keep_copy(t->h, pb, p->b, stored_cols_b - 1) ==
+                  ESMM_STATUS_INVALID_VALUE,
+              "%s: esmm_pattern_keep_copy took ldb %lld", s->label,
+              (long long)(stored_cols_b - 1));
+    CHECK(p->n == 0 || p->k == 0 ||
+              esmm_pattern_keep_copy(t->h, pb, NULL, p->ldb) == ESMM_STATUS_INVALID_VALUE,
+          "%s: esmm_pattern_keep_copy took no data", s->label);
+    CHECK(esmm_pattern_keep_copy(t->h, NULL, p->b, p->ldb) == ESMM_STATUS_INVALID_VALUE,
+          "%s: esmm_pattern_keep_copy took no pattern", s->label);
+    CHECK(esmm_pattern_keep_copy(NULL, pb, p->b, p->ldb) == ESMM_STATUS_NOT_INITIALIZED,
+          "%s: esmm_pattern_keep_copy took no handle", s->label);
+}
+
 /* Every path on one staged configuration. */
 static void run_config(const target_t *t, buffers_t *buf, const operands_t *o, const config_t *cfg,
                        const char *what, int non_finite)
@@ -803,6 +846,8 @@ static void run_config(const target_t *t, buffers_t *buf, const operands_t *o, c
     verify_pattern_density(pb, o->expected.density_b, "B", s.label);
 
     for (int path = 0; path < PATH_COUNT; path++) {
+        if (path == PATH_KEPT_COPIES)
+            keep_copies(t, &s, pa, pb);
         float *dst = path == PATH_DENSE ? buf->dense_c : buf->path_c;
         st = run_path(t, buf, &s, (path_t)path, pa, pb, dst);
         CHECK(st == ESMM_STATUS_SUCCESS, "%s %s: returned \"%s\"", s.label,
@@ -1795,6 +1840,9 @@ static void check_pattern_mismatch(const target_t *t)
               "esmm_sgemm_patterns, %s: refused, but C changed", cases[i].what);
         check_still_works(t, &buf, &s, pa, pb, cases[i].what);
     }
+    CHECK(foreign == NULL ||
+              esmm_pattern_keep_copy(t->h, foreign, p->a, p->lda) == ESMM_STATUS_INVALID_VALUE,
+          "esmm_pattern_keep_copy took a CPU handle's pattern on a CUDA handle");
     const float one = 1.0f;
     CHECK(esmm_sgemm_patterns(NULL, ESMM_OP_N, ESMM_OP_N, size, size, size, &one, p->a, p->lda,
                               pa, p->b, p->ldb, pb, &one, p->c, p->ldc) ==

@@ -127,6 +127,9 @@ static int choose_kernels(const bench_options_t *o, bench_session_t *session, cl
                 (o->sweep == SWEEP_DENSITY && o->cached_b);
     bool end_to_end = both || !o->cached_b;
     bool cached = both || o->cached_b;
+    if (o->keep_copy && !cached)
+        return cli_error_set(err, "--keep-copy keeps a copy in B's cached pattern: it needs "
+                                  "--cached-b");
     const char *baseline = session->cuda ? "cublas" : "cpu";
     session->kernel_count = 0;
     add_row(session, baseline, false);
@@ -375,7 +378,7 @@ static int prepare_inputs(const bench_options_t *o, const bench_session_t *sessi
         return runtime_error(&err);
 
     bench_problem_t problem = {session->handle, o->transa, o->transb, m, n, k, (float)o->alpha,
-                               (float)o->beta, NULL, NULL, NULL};
+                               (float)o->beta, NULL, NULL, NULL, o->keep_copy};
     *p = problem;
     ctx->view_a = operand_view_a(NULL, o->transa, m, k);
     ctx->view_b = operand_view_b(NULL, o->transb, k, n);
@@ -588,6 +591,7 @@ static int run_case_steps(bench_session_t *session, const bench_options_t *o, be
         bench_row_t *row = &ctx->rows[i];
         row->kernel = session->kernels[i].name;
         row->cached_b = session->kernels[i].cached_b;
+        row->copy_kept = row->cached_b && o->keep_copy;
         bench_operand_t operand = bench_kernel_extracts(row->kernel);
         row->operand = operand == BENCH_OPERAND_A ? 'A' : operand == BENCH_OPERAND_B ? 'B' : 0;
         row->bytes = 4.0 * (double)(operand == BENCH_OPERAND_A ? p.m : p.n) * (double)p.k;

@@ -134,6 +134,7 @@ typedef enum {
     OPT_COMMIT,
     OPT_SKIP_STATS,
     OPT_CACHED_B,
+    OPT_KEEP_COPY,
     OPT_SWEEP,
     OPT_OP
 } option_id_t;
@@ -188,6 +189,9 @@ static const cli_option_t bench_option_specs[] = {
     {"--cached-b", OPT_CACHED_B, NULL,
      "time esmm with B's pattern extracted once before timing\n"
      "                     (esmm_sgemm_patterns); without it esmm extracts both operands per call"},
+    {"--keep-copy", OPT_KEEP_COPY, NULL,
+     "with --cached-b: B's pattern also keeps B's copy laid out along n\n"
+     "                     (esmm_pattern_keep_copy; a copy only where --transb T)"},
     {"--sweep", OPT_SWEEP, "targets|density",
      "run a set of cases in one process (generator flags, --load-*, --m/--n/--k\n"
      "                     not allowed; --kernel adds kernels to esmm and cublas):\n"
@@ -407,6 +411,7 @@ static int apply_option(const cli_option_t *s, const char *value, void *context,
     case OPT_HELP: o->help = true; return 1;
     case OPT_SKIP_STATS: o->skip_stats = true; return 0;
     case OPT_CACHED_B: o->cached_b = true; return 0;
+    case OPT_KEEP_COPY: o->keep_copy = true; return 0;
     case OPT_SWEEP: return cli_parse_sweep(value, &o->sweep, err);
     case OPT_NO_CHECK: o->check = false; return 0;
     case OPT_BACKEND: return cli_parse_backend(value, &o->backend, err);

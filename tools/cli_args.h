@@ -107,6 +107,7 @@ typedef struct {
     const char *commit; /* NULL: ESMM_COMMIT or "unknown" */
     bool skip_stats;    /* print what esmm_get_last_info says of each library kernel (sweeps always do) */
     bool cached_b;      /* time the esmm kernel with B's pattern extracted beforehand */
+    bool keep_copy;     /* that pattern keeps B's copy (esmm_pattern_keep_copy) */
     bool both_esmm_rows; /* esmm both end-to-end and with B cached (not a flag: analyze) */
     sweep_kind_t sweep;
 } bench_options_t;

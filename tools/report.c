@@ -69,7 +69,8 @@ void report_print_table_header(FILE *f, const bench_summary_t *s)
 
 void report_row_label(const bench_row_t *row, char *out, size_t cap)
 {
-    snprintf(out, cap, "%s%s", row->kernel, row->cached_b ? " (cached B)" : "");
+    snprintf(out, cap, "%s%s", row->kernel,
+             row->copy_kept ? " (cached B, copy)" : row->cached_b ? " (cached B)" : "");
 }
 
 const char *report_path_name(esmm_path_t path)
@@ -227,6 +228,7 @@ static void write_result(FILE *f, const bench_summary_t *s, const bench_row_t *r
         json_field_string(f, "file_b", s->file_b);
     fprintf(f, ", \"seed\": %" PRIu64, s->seed);
     json_field_bool(f, "cached_b", row->cached_b);
+    json_field_bool(f, "copy_kept", row->copy_kept);
     json_field_number(f, "ms", ms);
     json_field_number(f, "min_ms", row->ran ? row->min_ms : NAN);
     json_field_number(f, "host_us", row->ran ? row->host_us : NAN);

@@ -42,6 +42,7 @@ typedef struct {
 typedef struct {
     const char *kernel;
     bool cached_b;      /* esmm with B's pattern extracted before timing */
+    bool copy_kept;     /* that pattern keeps B's copy (--keep-copy) */
     char operand;       /* 'A' or 'B' for a row timing pattern extraction, else 0 */
     double bytes;       /* what an extraction row reads */
     bool ran;           /* timed successfully */

@@ -72,6 +72,13 @@ int bench_runner_cache_b(bench_runner_t *r, cli_error_t *err)
             bench_runner_release_patterns(r);
             return cli_error_set(err, "esmm_pattern_extract_b: %s", esmm_status_string(st));
         }
+        if (r->p.keep_copy)
+            st = esmm_pattern_keep_copy(r->p.handle, r->patterns_b[copy],
+                                        r->b + copy * r->b_stride, ldb_of(&r->p));
+        if (st != ESMM_STATUS_SUCCESS) {
+            bench_runner_release_patterns(r);
+            return cli_error_set(err, "esmm_pattern_keep_copy: %s", esmm_status_string(st));
+        }
     }
     return r->wait(r, "extracting B's pattern", err);
 }

@@ -18,6 +18,7 @@ typedef struct {
     float alpha, beta;
     const float *a, *b;
     const float *c0; /* initial C (m x n); NULL when beta == 0 */
+    bool keep_copy;  /* cached B patterns keep B's copy (esmm_pattern_keep_copy) */
 } bench_problem_t;
 
 /* What one row of the benchmark runs. */
@@ -86,7 +87,8 @@ esmm_status_t bench_runner_library(bench_runner_t *r, const bench_kernel_t *kern
 esmm_status_t bench_runner_extract(bench_runner_t *r, bench_operand_t operand, int64_t copy,
                                    esmm_pattern_t *pattern);
 
-/* Extracts B's pattern of every copy, for kernels with cached_b. */
+/* Extracts B's pattern of every copy, for kernels with cached_b (each keeping
+ * that copy of B laid out along n where p.keep_copy). */
 int bench_runner_cache_b(bench_runner_t *r, cli_error_t *err);
 
 /* One more run of a library kernel with extraction timing on, and what

@@ -96,26 +96,37 @@ class Pattern:
             _lib.lib().esmm_pattern_destroy(self.value)
 
 
-def _extract(which, x, name, transpose):
+def _extract(which, x, name, transpose, keep_copy):
     X = describe(x, name)
     # The shape of op(x): m x k for A, k x n for B.
     sizes = (X.cols, X.rows) if transpose else (X.rows, X.cols)
     value = ctypes.c_void_p()
     with on_device(X) as stream:
-        _lib.call(f"esmm_pattern_extract_{which}", _handle_for(X, stream), _op(transpose), *sizes,
-                  X.ptr, X.ld, ctypes.byref(value))
-    return Pattern(value, X.backend, X.device)
+        handle = _handle_for(X, stream)
+        _lib.call(f"esmm_pattern_extract_{which}", handle, _op(transpose), *sizes, X.ptr, X.ld,
+                  ctypes.byref(value))
+        pattern = Pattern(value, X.backend, X.device)
+        if keep_copy:
+            _lib.call("esmm_pattern_keep_copy", handle, value, X.ptr, X.ld)
+    return pattern
 
 
-def pattern_a(a, *, transpose_a=False):
-    """Pattern of op(a), for esmm.analyze or repeated products."""
-    return _extract("a", a, "a", transpose_a)
+def pattern_a(a, *, transpose_a=False, keep_copy=False):
+    """Pattern of op(a), for esmm.analyze or repeated products. keep_copy:
+    the pattern also keeps a copy of a laid out along m where a is stored
+    along k (transpose_a False), which products given the pattern read
+    instead (esmm_pattern_keep_copy; as much memory again as a)."""
+    return _extract("a", a, "a", transpose_a, keep_copy)
 
 
-def pattern_b(b, *, transpose_b=False):
+def pattern_b(b, *, transpose_b=False, keep_copy=False):
     """Pattern of op(b), to pass to esmm.matmul(pattern_b=...) while b is
-    unchanged (for example a layer's weights)."""
-    return _extract("b", b, "b", transpose_b)
+    unchanged (for example a layer's weights). keep_copy: the pattern also
+    keeps a copy of b laid out along n where b is stored along k
+    (transpose_b True, as a layer's weights are), which products given the
+    pattern read instead (esmm_pattern_keep_copy; as much memory again as
+    b)."""
+    return _extract("b", b, "b", transpose_b, keep_copy)
 
 
 @dataclass

@@ -66,6 +66,7 @@ _PROTOTYPES = {
                                               ctypes.POINTER(_p)]),
     "esmm_pattern_density": (ctypes.c_int, [_p, ctypes.POINTER(ctypes.c_double)]),
     "esmm_pattern_destroy": (ctypes.c_int, [_p]),
+    "esmm_pattern_keep_copy": (ctypes.c_int, [_p, _p, _p, _i64]),
     "esmm_get_last_info": (ctypes.c_int, [_p, ctypes.POINTER(info_t)]),
     "esmm_csr_create": (ctypes.c_int, [_p, _i64, _i64, _i64, _p, _p, _p, ctypes.c_float,
                                        ctypes.POINTER(_p)]),

@@ -41,19 +41,24 @@ class Linear(torch.nn.Linear):
     weight changes (its version counter moves) or moves device. A change
     made through weight.data moves no counter of the weight's: call
     refresh_pattern() after one, or the stale pattern skips products that
-    are no longer zero."""
+    are no longer zero. keep_copy: the pattern also keeps a copy of the
+    weight laid out as the kernels read it fastest (esmm.pattern_b's
+    keep_copy; as much memory again as the weight), which every forward
+    reads instead of the weight."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, keep_copy: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        self.keep_copy = keep_copy
         self._pattern_state = None
 
     @classmethod
-    def from_linear(cls, module: torch.nn.Linear) -> "Linear":
+    def from_linear(cls, module: torch.nn.Linear, *, keep_copy: bool = False) -> "Linear":
         """An esmm Linear sharing module's weight and bias."""
         new = cls.__new__(cls)
         torch.nn.Module.__init__(new)
         new.in_features, new.out_features = module.in_features, module.out_features
         new.weight, new.bias = module.weight, module.bias
+        new.keep_copy = keep_copy
         new._pattern_state = None
         return new
 
@@ -63,7 +68,8 @@ class Linear(torch.nn.Linear):
         if self._pattern_state is None or self._pattern_state[0] != state:
             self.refresh_pattern()
             key = id(self)
-            _patterns[key] = _api.pattern_b(w.detach(), transpose_b=True)
+            _patterns[key] = _api.pattern_b(w.detach(), transpose_b=True,
+                                            keep_copy=self.keep_copy)
             self._pattern_state = (state, key)
         return self._pattern_state[1]
 

@@ -85,6 +85,9 @@ def test_linear_matches_torch(rng):
         again = ours(x)  # the pattern extracted by the first call is reused
     assert torch.equal(got, again)
     assert torch.allclose(got.double(), want, rtol=1e-5, atol=1e-5)
+    kept = esmm.torch.Linear.from_linear(layer, keep_copy=True)
+    with torch.no_grad():
+        assert torch.equal(kept(x), got)  # reads the weight's copy: the same bits
 
 
 def test_linear_sees_weight_updates(rng):

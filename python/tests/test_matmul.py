@@ -79,6 +79,9 @@ def test_reused_pattern_gives_the_same_bits(rng):
     once = esmm.matmul(a, w, transpose_b=True, pattern_b=pattern)
     every = esmm.matmul(a, w, transpose_b=True)
     assert np.array_equal(once, every)
+    kept = esmm.pattern_b(w, transpose_b=True, keep_copy=True)
+    assert kept.density == pattern.density
+    assert np.array_equal(esmm.matmul(a, w, transpose_b=True, pattern_b=kept), every)
 
 
 @pytest.mark.parametrize("bad,error,words", [

@@ -515,6 +515,7 @@ esmm_status_t esmm_sgemm_patterns(esmm_handle_t handle, esmm_operation_t op_a,
     if (!pattern_fits(handle, pattern_a, 0, op_a, m, k) ||
         !pattern_fits(handle, pattern_b, 1, op_b, n, k))
         return ESMM_STATUS_INVALID_VALUE;
+    esmm_pattern_read_copies(&p, pattern_a, pattern_b);
     const run_request_t request = {RUN_PLANNED, 0, ESMM_SKIP_BY_BOTH, NULL};
     return run_request(handle, &p, &request, pattern_a, pattern_b);
 }

@@ -59,7 +59,18 @@ struct esmm_operand_pattern {
     esmm_operation_t op;
     int64_t rows, k; /* rows = m for A, n for B */
     esmm_strip_masks_t masks; /* device memory on CUDA, host memory on CPU */
+    /* esmm_pattern_keep_copy's copy of an operand stored along k (A with op N,
+     * B with op T), k-major with row stride copy_ld, on the masks' side; or
+     * NULL. Read in place of the operand (esmm_pattern_read_copies). */
+    float *copy;
+    int64_t copy_ld;
 };
+
+/* *p reading the copies its patterns keep (either may be NULL): A's as op(A)
+ * = copy^T, B's as op(B) = copy. The same elements of op(A) and op(B), so
+ * every path makes the same products in the same order of k. */
+void esmm_pattern_read_copies(esmm_gemm_problem_t *p, esmm_pattern_t pattern_a,
+                              esmm_pattern_t pattern_b);
 
 /* Where each piece of a product's workspace lives (byte offsets): the plan's
  * statistics, both operands' masks and, with cuda set, the union path's list

@@ -147,12 +147,97 @@ esmm_status_t esmm_pattern_density(esmm_pattern_t pattern, double *density)
     return ESMM_STATUS_SUCCESS;
 }
 
+/* Frees memory of the pattern's backend (cudaFree waits for the device, so
+ * no product still reads it). */
+static void free_on(esmm_backend_t backend, void *memory)
+{
+    if (backend == ESMM_BACKEND_CUDA)
+        esmm_cuda_free(memory);
+    else
+        free(memory);
+}
+
 esmm_status_t esmm_pattern_destroy(esmm_pattern_t pattern)
 {
     if (pattern == NULL)
         return ESMM_STATUS_SUCCESS;
-    /* cudaFree waits for the device, so no product still reads the masks. */
     free_masks(pattern->backend, &pattern->masks);
+    free_on(pattern->backend, pattern->copy);
     free(pattern);
     return ESMM_STATUS_SUCCESS;
+}
+
+/* Whether the pattern's operand is stored along k (A with op N, B with op T):
+ * the operands whose copy the kernels read faster. */
+static int stored_along_k(esmm_pattern_t pattern)
+{
+    return pattern->is_b ? pattern->op == ESMM_OP_T : pattern->op == ESMM_OP_N;
+}
+
+/* x (rows x cols, row stride ld) transposed into out (row stride out_ld), in
+ * 32 x 32 blocks so that both sides stay in cache. */
+static void transpose_on_host(const float *x, int64_t ld, int64_t rows, int64_t cols, float *out,
+                              int64_t out_ld)
+{
+    enum { BLOCK = 32 };
+    for (int64_t r0 = 0; r0 < rows; r0 += BLOCK)
+        for (int64_t c0 = 0; c0 < cols; c0 += BLOCK)
+            for (int64_t c = c0; c < cols && c < c0 + BLOCK; c++)
+                for (int64_t r = r0; r < rows && r < r0 + BLOCK; r++)
+                    out[c * out_ld + r] = x[r * ld + c];
+}
+
+esmm_status_t esmm_pattern_keep_copy(esmm_handle_t handle, esmm_pattern_t pattern,
+                                     const float *x, int64_t ld)
+{
+    if (handle == NULL)
+        return ESMM_STATUS_NOT_INITIALIZED;
+    if (pattern == NULL || pattern->backend != handle->backend ||
+        pattern->device != handle->device)
+        return ESMM_STATUS_INVALID_VALUE;
+    esmm_status_t st = check_operand(pattern->is_b, pattern->op, pattern->rows, pattern->k, x, ld);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    if (!stored_along_k(pattern) || pattern->rows == 0 || pattern->k == 0)
+        return ESMM_STATUS_SUCCESS; /* read as it is stored: nothing to copy */
+    const int64_t copy_ld = esmm_wide_copy_ld(pattern->rows);
+    if (!esmm_matrix_fits(pattern->k, copy_ld))
+        return ESMM_STATUS_ALLOC_FAILED;
+    const size_t bytes = (size_t)(copy_ld * pattern->k) * sizeof(float);
+    const int cuda = handle->backend == ESMM_BACKEND_CUDA;
+    void *copy = NULL;
+    if (cuda) {
+        st = esmm_cuda_malloc(&copy, bytes);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_cuda_transpose(x, ld, pattern->rows, pattern->k, copy, handle->stream);
+    } else {
+        copy = malloc(bytes);
+        if (copy == NULL)
+            st = ESMM_STATUS_ALLOC_FAILED;
+        else
+            transpose_on_host(x, ld, pattern->rows, pattern->k, copy, copy_ld);
+    }
+    if (st != ESMM_STATUS_SUCCESS) {
+        free_on(handle->backend, copy);
+        return st;
+    }
+    free_on(handle->backend, pattern->copy);
+    pattern->copy = copy;
+    pattern->copy_ld = copy_ld;
+    return ESMM_STATUS_SUCCESS;
+}
+
+void esmm_pattern_read_copies(esmm_gemm_problem_t *p, esmm_pattern_t pattern_a,
+                              esmm_pattern_t pattern_b)
+{
+    if (pattern_a != NULL && pattern_a->copy != NULL) {
+        p->a = pattern_a->copy;
+        p->lda = pattern_a->copy_ld;
+        p->op_a = ESMM_OP_T;
+    }
+    if (pattern_b != NULL && pattern_b->copy != NULL) {
+        p->b = pattern_b->copy;
+        p->ldb = pattern_b->copy_ld;
+        p->op_b = ESMM_OP_N;
+    }
 }

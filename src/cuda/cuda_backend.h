@@ -812,6 +812,12 @@ esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p, esmm_skip_by_
                                      esmm_copied_t extraction_copy, float *wide_copy,
                                      int *settled, void *stream);
 
+/* x (rows x cols, row stride ld) transposed into out, row stride
+ * esmm_wide_copy_ld(rows): the k-major copy of an operand stored along k, as
+ * a pattern keeps it (esmm_pattern_keep_copy). One launch, ungated. */
+esmm_status_t esmm_cuda_transpose(const float *x, int64_t ld, int64_t rows, int64_t cols,
+                                  float *out, void *stream);
+
 /* C = alpha * (the partial sums, added in order of k) + beta * C, after a
  * split product's kernels; nothing when the product does not split, nor
  * where lists_plan (device memory, or NULL where the warp lists were not

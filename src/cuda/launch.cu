@@ -288,6 +288,12 @@ extern "C" esmm_status_t esmm_cuda_copy_operand(const esmm_gemm_problem_t *p,
     return status_from(err);
 }
 
+extern "C" esmm_status_t esmm_cuda_transpose(const float *x, int64_t ld, int64_t rows,
+                                             int64_t cols, float *out, void *stream)
+{
+    return status_from(launch_transpose(x, ld, rows, cols, out, static_cast<cudaStream_t>(stream)));
+}
+
 extern "C" esmm_status_t esmm_cuda_malloc(void **ptr, size_t bytes)
 {
     const cudaError_t err = cudaMalloc(ptr, bytes);

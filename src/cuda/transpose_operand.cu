@@ -14,7 +14,8 @@
 // banks): reads and writes are 128-byte rows. A grid of at most 8 blocks per
 // SM strides over the tiles, so a launch that copies nothing costs little.
 // A copy the extraction already wrote (esmm_extraction_copy_made) is not
-// made again.
+// made again. The same kernel, ungated, makes the copy a pattern keeps
+// (launch_transpose, esmm_pattern_keep_copy).
 #include "cuda/transpose_operand.cuh"
 
 #include <initializer_list>
@@ -142,7 +143,29 @@ void copies_of(const esmm_gemm_problem_t &p, int copied, float *out, operand_cop
         pair[listed++] = copy_of_b(p, out);
 }
 
+// Launches the kernel over the longest of choice's paths (tiles of it).
+cudaError_t launch_choice(const copy_choice &choice, int64_t tiles, cudaStream_t stream)
+{
+    int sms = 0;
+    const cudaError_t err = current_sm_count(&sms);
+    if (err != cudaSuccess)
+        return err;
+    const int64_t cap = (int64_t)sms * BLOCKS_PER_SM;
+    const unsigned blocks = (unsigned)(tiles < cap ? tiles : cap);
+    return launch_chained(transpose_operand_kernel, blocks, THREADS, 0, stream, choice);
+}
+
 } // namespace
+
+cudaError_t launch_transpose(const float *x, int64_t ld, int64_t rows, int64_t cols, float *out,
+                             cudaStream_t stream)
+{
+    // The dense kernel's slot with no plan: its gate is always open.
+    copy_choice choice = {};
+    choice.dense[0] = operand_copy{x, ld, rows, cols, ESMM_COPY_A, out};
+    const int64_t tiles = tiles_of(choice.dense[0]);
+    return tiles == 0 ? cudaSuccess : launch_choice(choice, tiles, stream);
+}
 
 cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t skip,
                                 const esmm_plan_stats_t *plan, bool planned,
@@ -179,14 +202,7 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
         tiles = t > tiles ? t : tiles;
     if (tiles == 0)
         return cudaSuccess;
-    int sms = 0;
-    const cudaError_t err = current_sm_count(&sms);
-    if (err != cudaSuccess)
-        return err;
-    const int64_t cap = (int64_t)sms * BLOCKS_PER_SM;
-    const unsigned blocks = (unsigned)(tiles < cap ? tiles : cap);
-    const cudaError_t launched =
-        launch_chained(transpose_operand_kernel, blocks, THREADS, 0, stream, choice);
+    const cudaError_t launched = launch_choice(choice, tiles, stream);
     settled = settled || launched == cudaSuccess;
     return launched;
 }

@@ -16,6 +16,11 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
                                 esmm_copied_t extraction_copy, float *out, bool &settled,
                                 cudaStream_t stream);
 
+// x (rows x cols, row stride ld) transposed into out (row stride
+// esmm_wide_copy_ld(rows)), with no gate: a pattern's kept copy.
+cudaError_t launch_transpose(const float *x, int64_t ld, int64_t rows, int64_t cols, float *out,
+                             cudaStream_t stream);
+
 // Where copy `which` (ESMM_COPY_A or ESMM_COPY_B) of p's operands starts in
 // the workspace's copy buffer, in floats (esmm_wide_copy_b_at).
 inline int64_t copy_offset(const esmm_gemm_problem_t &p, esmm_copied_t which)
