@@ -124,6 +124,15 @@ esmm_cli_test(cli_bench_cached_b 0 STDOUT "esmm .cached B."
               JSON_REGEX "kernel.: .esmm.[^}]*cached_b.: true[^}]*path.: .[a-z]+"
               ARGS bench --size 40 --runs 2 --kernel esmm --cached-b --skip-stats --pattern 11110000
                    --json ${CMAKE_CURRENT_BINARY_DIR}/cli_cached_b.json)
+# B's pattern keeping B's copy: the call reads it in place of B (checked
+# against the reference like any row).
+esmm_cli_test(cli_bench_keep_copy 0 STDOUT "esmm .cached B, copy. +[0-9.]+.*pass"
+              JSON ${CMAKE_CURRENT_BINARY_DIR}/cli_keep_copy.json
+              JSON_REGEX "cached_b.: true, .copy_kept.: true"
+              ARGS bench --size 40 --runs 2 --kernel esmm --cached-b --keep-copy --transb T
+                   --density-b 0.5 --json ${CMAKE_CURRENT_BINARY_DIR}/cli_keep_copy.json)
+esmm_cli_test(cli_bench_keep_copy_alone 2 STDERR "keeps a copy in B.s cached pattern"
+              ARGS bench --size 40 --runs 1 --kernel esmm --keep-copy)
 esmm_cli_test(cli_bench_extract_on_cpu 0 STDOUT "extract-a: extraction is timed on the CUDA backend only"
               ARGS bench --backend cpu --size 16 --runs 1 --kernel extract-a,extract-b,esmm)
 esmm_cli_test(cli_sweep_density 0 STDOUT "sweep density.*d = 0.0625 .both."

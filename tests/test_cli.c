@@ -192,9 +192,11 @@ static void test_good_options(void)
 
     CHECK(parse_line("--reference cpu", &o, &err) == 0 && o.reference == BENCH_REFERENCE_CPU,
           "--reference cpu");
-    CHECK(parse_line("", &o, &err) == 0 && !o.skip_stats && !o.cached_b && o.sweep == SWEEP_NONE &&
-              !o.kernels_given && !o.both_esmm_rows,
+    CHECK(parse_line("", &o, &err) == 0 && !o.skip_stats && !o.cached_b && !o.keep_copy &&
+              o.sweep == SWEEP_NONE && !o.kernels_given && !o.both_esmm_rows,
           "new flags are off by default");
+    CHECK(parse_line("--cached-b --keep-copy", &o, &err) == 0 && o.cached_b && o.keep_copy,
+          "--cached-b --keep-copy: %s", err.text);
     CHECK(parse_line("--skip-stats --cached-b --kernel esmm", &o, &err) == 0 && o.skip_stats &&
               o.cached_b && o.kernels_given,
           "--skip-stats --cached-b: %s", err.text);

@@ -60,7 +60,7 @@ void report_print_table_header(FILE *f, const bench_summary_t *s)
 {
     char ratio[24];
     snprintf(ratio, sizeof ratio, "x %s", s->baseline);
-    fprintf(f, "\n%-16s %10s %10s %8s %9s %11s %9s ", "kernel", "median ms", "min ms", "host us",
+    fprintf(f, "\n%-21s %10s %10s %8s %9s %11s %9s ", "kernel", "median ms", "min ms", "host us",
             "TFLOP/s", "eff TFLOP/s", ratio);
     if (s->show_gbps)
         fprintf(f, "%8s ", "GB/s");
@@ -174,7 +174,7 @@ void report_print_row(FILE *f, const bench_summary_t *s, const bench_row_t *row)
                 snprintf(ratio, sizeof ratio, "%.2f", s->baseline_ms / row->median_ms);
         }
     }
-    fprintf(f, "%-16s %10s %10s %8s %9s %11s %9s ", label, median, min, host, tflops, effective,
+    fprintf(f, "%-21s %10s %10s %8s %9s %11s %9s ", label, median, min, host, tflops, effective,
             ratio);
     if (s->show_gbps)
         fprintf(f, "%8s ", gbps);
