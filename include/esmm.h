@@ -181,16 +181,25 @@ esmm_status_t esmm_pattern_destroy(esmm_pattern_t pattern);
  * weights of a linear layer, x @ W^T). esmm_sgemm_patterns given the
  * pattern then reads that copy in place of the operand it is passed, so no
  * call copies or transposes it again (the kernels read an operand stored
- * along k more slowly; README, item 17). Results are the same bits as
- * without the copy. X and ld are the operand the pattern was extracted from
- * (same op and shape); the caller's promise that the data do not change
- * covers the copy too. The copy takes about as much memory as the operand
- * (its rows padded to 4 floats) on the pattern's backend and device, until
- * esmm_pattern_destroy; a second call replaces it. An operand already stored
- * along m or n gets no copy (and the call succeeds). Allocates and, on CUDA,
- * runs asynchronously on the handle's stream; keep it out of hot loops.
- * A handle of another backend or device, or X and ld unfit for the
- * pattern's operand, give ESMM_STATUS_INVALID_VALUE.
+ * along k more slowly; README, item 17). Results are those of the call
+ * without the copy, under esmm_sgemm's exactness rule above (the product
+ * is planned as one with that operand along m or n, so another kernel may
+ * run). X and ld are the operand the pattern was extracted from (same op and
+ * shape); the caller's promise that the data do not change covers the copy
+ * too, which is then read in place of whatever is passed. The copy takes
+ * about as much memory as the operand (its rows padded to 4 floats) on the
+ * pattern's backend and device, until esmm_pattern_destroy; a second call
+ * replaces it (freeing the first: a CUDA graph that captured a product
+ * reading it must not be replayed after that). An operand already stored
+ * along m or n, or an empty one, gets no copy, and the call succeeds. On the
+ * CPU backend the copy changes no speed (its kernel packs both operands
+ * whatever their layout). Allocates (not while a stream captures) and, on
+ * CUDA, writes the copy asynchronously on the handle's stream: another
+ * stream that uses the pattern must be ordered after it. A NULL handle
+ * gives ESMM_STATUS_NOT_INITIALIZED; a NULL pattern, a handle of another
+ * backend or device, or X and ld unfit for the pattern's operand,
+ * ESMM_STATUS_INVALID_VALUE; memory the copy cannot have,
+ * ESMM_STATUS_ALLOC_FAILED.
  */
 esmm_status_t esmm_pattern_keep_copy(esmm_handle_t handle, esmm_pattern_t pattern,
                                      const float *X, int64_t ld);

@@ -813,8 +813,14 @@ static void keep_copies(const target_t *t, const staged_t *s, esmm_pattern_t pa,
         CHECK(st == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_keep_copy(B) returned \"%s\"",
               s->label, esmm_status_string(st));
     }
-    /* A leading dimension too short for the operand as stored, no data, no
+    /* Leading dimensions too short for the operands as stored, no data, no
      * pattern, no handle. */
+    const int64_t stored_cols_a = p->op_a == ESMM_OP_N ? p->k : p->m;
+    if (stored_cols_a > 1)
+        CHECK(esmm_pattern_keep_copy(t->h, pa, p->a, stored_cols_a - 1) ==
+                  ESMM_STATUS_INVALID_VALUE,
+              "%s: esmm_pattern_keep_copy took lda %lld", s->label,
+              (long long)(stored_cols_a - 1));
     const int64_t stored_cols_b = p->op_b == ESMM_OP_T ? p->k : p->n;
     if (stored_cols_b > 1)
         CHECK(esmm_pattern_keep_copy(t->h, pb, p->b, stored_cols_b - 1) ==
@@ -828,6 +834,54 @@ static void keep_copies(const target_t *t, const staged_t *s, esmm_pattern_t pa,
           "%s: esmm_pattern_keep_copy took no pattern", s->label);
     CHECK(esmm_pattern_keep_copy(NULL, pb, p->b, p->ldb) == ESMM_STATUS_NOT_INITIALIZED,
           "%s: esmm_pattern_keep_copy took no handle", s->label);
+    /* An empty operand (k = 0) gets no copy, and the call succeeds. */
+    esmm_pattern_t empty = NULL;
+    st = esmm_pattern_extract_b(t->h, p->op_b, 0, p->n, p->b, p->ldb, &empty);
+    if (st == ESMM_STATUS_SUCCESS)
+        st = esmm_pattern_keep_copy(t->h, empty, p->b, p->ldb);
+    CHECK(st == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_keep_copy of an empty B: \"%s\"",
+          s->label, esmm_status_string(st));
+    esmm_pattern_destroy(empty);
+}
+
+/* A backend buffer of len floats, every one NaN. */
+static float *nan_buffer(const target_t *t, int64_t len)
+{
+    float *host = host_alloc(len, sizeof(float));
+    for (int64_t i = 0; i < len; i++)
+        host[i] = NAN;
+    float *x = backend_alloc(t, (size_t)len * sizeof(float));
+    backend_put(t, x, host, (size_t)len * sizeof(float));
+    free(host);
+    return x;
+}
+
+/* The copies kept are what the call reads: passed NaN in place of each
+ * operand that has one (A with op N, B with op T), the call still gives the
+ * dense bits. */
+static void check_copies_read(const target_t *t, buffers_t *buf, const staged_t *s,
+                              esmm_pattern_t pa, esmm_pattern_t pb, int non_finite)
+{
+    const int copied_a = s->p.op_a == ESMM_OP_N, copied_b = s->p.op_b == ESMM_OP_T;
+    if (!copied_a && !copied_b)
+        return;
+    staged_t elsewhere = *s;
+    float *nan_a = copied_a ? nan_buffer(t, s->la.len) : NULL;
+    float *nan_b = copied_b ? nan_buffer(t, s->lb.len) : NULL;
+    if (copied_a)
+        elsewhere.p.a = nan_a + s->la.lead;
+    if (copied_b)
+        elsewhere.p.b = nan_b + s->lb.lead;
+    const char *label = "esmm_sgemm_patterns(copies kept, NaN passed for the copied operands)";
+    const esmm_status_t st = run_path(t, buf, &elsewhere, PATH_KEPT_COPIES, pa, pb, buf->path_c);
+    CHECK(st == ESMM_STATUS_SUCCESS, "%s %s: returned \"%s\"", s->label, label,
+          esmm_status_string(st));
+    if (st == ESMM_STATUS_SUCCESS)
+        verify_same_bits(buf->path_c, buf->dense_c, s, label, non_finite);
+    if (nan_a != NULL)
+        backend_free(t, nan_a);
+    if (nan_b != NULL)
+        backend_free(t, nan_b);
 }
 
 /* Every path on one staged configuration. */
@@ -859,6 +913,8 @@ static void run_config(const target_t *t, buffers_t *buf, const operands_t *o, c
             verify_dense(dst, &s, o);
         else
             verify_same_bits(dst, buf->dense_c, &s, path_label(t, (path_t)path), non_finite);
+        if (path == PATH_KEPT_COPIES)
+            check_copies_read(t, buf, &s, pa, pb, non_finite);
     }
     CHECK(esmm_pattern_destroy(pa) == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_destroy(A)", s.label);
     CHECK(esmm_pattern_destroy(pb) == ESMM_STATUS_SUCCESS, "%s: esmm_pattern_destroy(B)", s.label);
@@ -1843,6 +1899,9 @@ static void check_pattern_mismatch(const target_t *t)
     CHECK(foreign == NULL ||
               esmm_pattern_keep_copy(t->h, foreign, p->a, p->lda) == ESMM_STATUS_INVALID_VALUE,
           "esmm_pattern_keep_copy took a CPU handle's pattern on a CUDA handle");
+    CHECK(cpu == NULL ||
+              esmm_pattern_keep_copy(cpu, pa, host_a, size) == ESMM_STATUS_INVALID_VALUE,
+          "esmm_pattern_keep_copy took a CUDA handle's pattern on a CPU handle");
     const float one = 1.0f;
     CHECK(esmm_sgemm_patterns(NULL, ESMM_OP_N, ESMM_OP_N, size, size, size, &one, p->a, p->lda,
                               pa, p->b, p->ldb, pb, &one, p->c, p->ldc) ==

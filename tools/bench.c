@@ -591,7 +591,7 @@ static int run_case_steps(bench_session_t *session, const bench_options_t *o, be
         bench_row_t *row = &ctx->rows[i];
         row->kernel = session->kernels[i].name;
         row->cached_b = session->kernels[i].cached_b;
-        row->copy_kept = row->cached_b && o->keep_copy;
+        row->copy_kept = row->cached_b && o->keep_copy && o->transb == ESMM_OP_T;
         bench_operand_t operand = bench_kernel_extracts(row->kernel);
         row->operand = operand == BENCH_OPERAND_A ? 'A' : operand == BENCH_OPERAND_B ? 'B' : 0;
         row->bytes = 4.0 * (double)(operand == BENCH_OPERAND_A ? p.m : p.n) * (double)p.k;

@@ -191,7 +191,8 @@ static const cli_option_t bench_option_specs[] = {
      "                     (esmm_sgemm_patterns); without it esmm extracts both operands per call"},
     {"--keep-copy", OPT_KEEP_COPY, NULL,
      "with --cached-b: B's pattern also keeps B's copy laid out along n\n"
-     "                     (esmm_pattern_keep_copy; a copy only where --transb T)"},
+     "                     (esmm_pattern_keep_copy; a copy only where --transb T, the only\n"
+     "                     rows labelled so)"},
     {"--sweep", OPT_SWEEP, "targets|density",
      "run a set of cases in one process (generator flags, --load-*, --m/--n/--k\n"
      "                     not allowed; --kernel adds kernels to esmm and cublas):\n"

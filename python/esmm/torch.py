@@ -44,7 +44,10 @@ class Linear(torch.nn.Linear):
     are no longer zero. keep_copy: the pattern also keeps a copy of the
     weight laid out as the kernels read it fastest (esmm.pattern_b's
     keep_copy; as much memory again as the weight), which every forward
-    reads instead of the weight."""
+    reads instead of the weight: after a change through weight.data, until
+    refresh_pattern(), the forward multiplies the old weight."""
+
+    keep_copy = False
 
     def __init__(self, *args, keep_copy: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -64,7 +67,7 @@ class Linear(torch.nn.Linear):
 
     def _pattern_key(self):
         w = self.weight
-        state = (w.data_ptr(), w.device, w._version)
+        state = (w.data_ptr(), w.device, w._version, self.keep_copy)
         if self._pattern_state is None or self._pattern_state[0] != state:
             self.refresh_pattern()
             key = id(self)
