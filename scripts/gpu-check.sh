@@ -2,7 +2,8 @@
 # On a machine with a GPU: build for it, run the whole test suite (GPU tests
 # included), then the dense-ladder benchmark, the top kernel under all four op
 # combinations, and the zero-skipping sweeps (the target table and speedup
-# against density), dead channels on the union path, the CSR target sweep
+# against density), dead channels on the union path, linear-layer products
+# with the weights' pattern keeping its copy, the CSR target sweep
 # against cuSPARSE, and the Python
 # package's tests and real-data example against this build's libesmm (PyTorch,
 # CuPy and scikit-learn from the machine), and on request (PARTS=sanitize, it
@@ -11,14 +12,14 @@
 # picks tools). Everything is
 # logged under $OUT. PARTS picks what runs after the build (default: all but
 # sanitize).
-#   OUT=dir [PARTS="tests ladder ops sweeps union csr python sanitize"] scripts/gpu-check.sh
+#   OUT=dir [PARTS="tests ladder ops sweeps union keepcopy csr python sanitize"] scripts/gpu-check.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-gpu-check-out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 status=0
-PARTS=${PARTS:-tests ladder ops sweeps union csr python}
+PARTS=${PARTS:-tests ladder ops sweeps union keepcopy csr python}
 wants() { [[ " $PARTS " == *" $1 "* ]]; }
 
 nvidia-smi >"$OUT/build.log" 2>&1 || true
@@ -45,6 +46,7 @@ if wants ladder; then
 fi
 if wants ops; then
   for ops in "N T" "T N" "T T"; do
+    # shellcheck disable=SC2086 # $ops is the two ops
     set -- $ops
     "$esmm" bench --kernel pipelined --size 4096 --transa "$1" --transb "$2" \
       --json "$OUT/ops-$1$2.json" 2>&1 | tail -3 || status=1
@@ -70,6 +72,21 @@ if wants union; then
   done
   python3 scripts/merge_results.py "$OUT/h100-union.json" "$OUT"/union-*.json 2>/dev/null
   rm -f "$OUT"/union-*.json
+fi
+if wants keepcopy; then
+  # Linear-layer products (x @ W^T) with W's pattern extracted per call,
+  # cached, and cached keeping W's copy (README item 17).
+  for s in "--m 512" "--m 256" "--m 1024" "--m 1797 --n 2048 --k 2048" "--size 2048" \
+           "--size 4096" "--m 512 --density-b 0.25" "--size 4096 --density-b 0.25"; do
+    for v in "" "--cached-b" "--cached-b --keep-copy"; do
+      # shellcheck disable=SC2086 # $s and $v are lists of bench arguments
+      "$esmm" bench $s --transb T --kernel cublas,esmm $v --runs 20 --no-check --skip-stats \
+        --json "$OUT/keepcopy-$(echo "$s$v" | tr -d ' -').json" 2>&1 | grep -E "^(cublas|esmm)" ||
+        status=1
+    done
+  done
+  python3 scripts/merge_results.py "$OUT/h100-keep-copy.json" "$OUT"/keepcopy-*.json 2>/dev/null
+  rm -f "$OUT"/keepcopy-*.json
 fi
 if wants csr; then
   "$esmm" bench --op csrmm --sweep csr-targets --json "$OUT/h100-spmm.json" \
