@@ -797,6 +797,18 @@ static void verify_pattern_density(esmm_pattern_t pattern, double want, const ch
           which, esmm_status_string(st), got, want);
 }
 
+/* esmm_pattern_keep_copy refuses a leading dimension one short of the
+ * stored operand's rows (stored_cols elements long). */
+static void check_short_ld(const target_t *t, const staged_t *s, esmm_pattern_t pattern,
+                           const float *x, int64_t stored_cols, const char *which)
+{
+    if (stored_cols > 1)
+        CHECK(esmm_pattern_keep_copy(t->h, pattern, x, stored_cols - 1) ==
+                  ESMM_STATUS_INVALID_VALUE,
+              "%s: esmm_pattern_keep_copy(%s) took ld %lld", s->label, which,
+              (long long)(stored_cols - 1));
+}
+
 /* Makes both patterns keep their operands' copies (esmm_pattern_keep_copy;
  * only an operand stored along k gets one), and checks the calls that
  * esmm_pattern_keep_copy refuses. */
@@ -815,18 +827,8 @@ static void keep_copies(const target_t *t, const staged_t *s, esmm_pattern_t pa,
     }
     /* Leading dimensions too short for the operands as stored, no data, no
      * pattern, no handle. */
-    const int64_t stored_cols_a = p->op_a == ESMM_OP_N ? p->k : p->m;
-    if (stored_cols_a > 1)
-        CHECK(esmm_pattern_keep_copy(t->h, pa, p->a, stored_cols_a - 1) ==
-                  ESMM_STATUS_INVALID_VALUE,
-              "%s: esmm_pattern_keep_copy took lda %lld", s->label,
-              (long long)(stored_cols_a - 1));
-    const int64_t stored_cols_b = p->op_b == ESMM_OP_T ? p->k : p->n;
-    if (stored_cols_b > 1)
-        CHECK(esmm_pattern_keep_copy(t->h, pb, p->b, stored_cols_b - 1) ==
-                  ESMM_STATUS_INVALID_VALUE,
-              "%s: esmm_pattern_keep_copy took ldb %lld", s->label,
-              (long long)(stored_cols_b - 1));
+    check_short_ld(t, s, pa, p->a, p->op_a == ESMM_OP_N ? p->k : p->m, "A");
+    check_short_ld(t, s, pb, p->b, p->op_b == ESMM_OP_T ? p->k : p->n, "B");
     CHECK(p->n == 0 || p->k == 0 ||
               esmm_pattern_keep_copy(t->h, pb, NULL, p->ldb) == ESMM_STATUS_INVALID_VALUE,
           "%s: esmm_pattern_keep_copy took no data", s->label);

@@ -21,6 +21,13 @@ esmm_status_t esmm_extract_masks(esmm_handle_t handle, int is_b, esmm_operation_
     return ESMM_STATUS_SUCCESS;
 }
 
+/* Whether operand X (B when is_b) with op `op` is stored with its rows along
+ * k: A with op N, B with op T. */
+static int stored_along_k(int is_b, esmm_operation_t op)
+{
+    return is_b ? op == ESMM_OP_T : op == ESMM_OP_N;
+}
+
 /* The checks esmm_sgemm makes of one operand: op(X) has `rows` strip-wise
  * rows (m for A, n for B) and k. */
 static esmm_status_t check_operand(int is_b, esmm_operation_t op, int64_t rows, int64_t k,
@@ -31,7 +38,7 @@ static esmm_status_t check_operand(int is_b, esmm_operation_t op, int64_t rows, 
     if (rows < 0 || k < 0)
         return ESMM_STATUS_INVALID_VALUE;
     /* A is stored m x k for N; B is stored k x n for N. */
-    const int k_along_rows = is_b ? op == ESMM_OP_T : op == ESMM_OP_N;
+    const int k_along_rows = stored_along_k(is_b, op);
     const int64_t stored_cols = k_along_rows ? k : rows;
     const int64_t stored_rows = k_along_rows ? rows : k;
     if (ld < (stored_cols > 1 ? stored_cols : 1))
@@ -167,13 +174,6 @@ esmm_status_t esmm_pattern_destroy(esmm_pattern_t pattern)
     return ESMM_STATUS_SUCCESS;
 }
 
-/* Whether the pattern's operand is stored along k (A with op N, B with op T):
- * the operands whose copy the kernels read faster. */
-static int stored_along_k(esmm_pattern_t pattern)
-{
-    return pattern->is_b ? pattern->op == ESMM_OP_T : pattern->op == ESMM_OP_N;
-}
-
 /* x (rows x cols, row stride ld) transposed into out (row stride out_ld), in
  * 32 x 32 blocks so that both sides stay in cache. */
 static void transpose_on_host(const float *x, int64_t ld, int64_t rows, int64_t cols, float *out,
@@ -198,8 +198,9 @@ esmm_status_t esmm_pattern_keep_copy(esmm_handle_t handle, esmm_pattern_t patter
     esmm_status_t st = check_operand(pattern->is_b, pattern->op, pattern->rows, pattern->k, x, ld);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
-    if (!stored_along_k(pattern) || pattern->rows == 0 || pattern->k == 0)
-        return ESMM_STATUS_SUCCESS; /* read as it is stored: nothing to copy */
+    /* Only an operand stored along k is read faster from a copy. */
+    if (!stored_along_k(pattern->is_b, pattern->op) || pattern->rows == 0 || pattern->k == 0)
+        return ESMM_STATUS_SUCCESS;
     const int64_t copy_ld = esmm_wide_copy_ld(pattern->rows);
     if (!esmm_matrix_fits(pattern->k, copy_ld))
         return ESMM_STATUS_ALLOC_FAILED;
