@@ -48,9 +48,12 @@ static const shape_t shapes[] = {
     {4097, 36, 2100, 1, 1}, /* the dense kernel's 128x64 tiles, split */
     /* C's other side past the copy threshold (esmm_wide_read): the skipping
      * kernel reads a k-major copy of op(A) = A (swapped) or op(B) = B^T
-     * (normal) with padded rows, split along k. */
+     * (normal) with padded rows, split along k; the second pair only in NT
+     * (ESMM_PLAN_BOTH_K_COPY_AT_MOST), where the dense path reads no copy. */
     {37, 1777, 2051, 1, 1},
     {1777, 37, 2051, 1, 1},
+    {45, 601, 1031, 1, 1},
+    {601, 45, 1031, 1, 1},
     /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
      * padded rows and misaligned bases: the warp lists (TN, and TT through
      * the copy of B) and the strip-warp form (NN, NT) on scalar copies, the
@@ -632,12 +635,13 @@ static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
 
 /* Dense data whose operands along k have their k-major copies in the
  * workspace (C's other side past the copy rule's edge): the dense path reads
- * every such copy (esmm_copies_held), with padded rows and misaligned bases,
- * and with few C tiles split along k. Each runs in two variants
- * (problem_make: the same ops, alpha 1 and beta 0, then alpha -0.5 and beta
- * 2): NN reading A's copy, TT reading B's, and NT reading both or, where
- * only one side of C is past the edge, one; the first NT case also replayed
- * from a CUDA graph. */
+ * the copies its rule names (esmm_dense_copies), with padded rows and
+ * misaligned bases, and with few C tiles split along k. Each runs in two
+ * variants (problem_make: the same ops, alpha 1 and beta 0, then alpha -0.5
+ * and beta 2): NN reading A's copy, TT reading B's, and NT reading both or,
+ * where only one side of C is past the dense edge, one (the last NT case
+ * holds B's copy too, at its place after A's, for the skipping paths); the
+ * first NT case also replayed from a CUDA graph. */
 static const struct {
     shape_t shape;
     int variants[2];
@@ -649,6 +653,7 @@ static const struct {
     {{1900, 1800, 300, 0, 0}, {2, 10}, ESMM_COPY_BOTH},
     {{37, 1777, 2051, 1, 1}, {2, 10}, ESMM_COPY_A},
     {{1777, 37, 2051, 0, 0}, {2, 10}, ESMM_COPY_B},
+    {{900, 1800, 300, 1, 1}, {2, 10}, ESMM_COPY_A},
 };
 
 /* The size gate (esmm_set_min_planned_work): a product below it, one whose C
@@ -806,7 +811,7 @@ static void run_copy_cases(esmm_handle_t h)
             const int variant = copy_cases[i].variants[j];
             const esmm_operation_t op_a = both_ops[variant % 2];
             const esmm_operation_t op_b = both_ops[(variant / 2) % 2];
-            CHECK(esmm_copies_held(s->m, s->n, op_a, op_b) == copy_cases[i].copied,
+            CHECK(esmm_dense_copies(s->m, s->n, op_a, op_b) == copy_cases[i].copied,
                   "%lldx%lld variant %d: the dense path does not read the copies this case is "
                   "for",
                   (long long)s->m, (long long)s->n, variant);

@@ -188,8 +188,8 @@ struct esmm_plan_stats; /* esmm_plan_stats_t, below */
 
 /* The k-major copies, as a set: of A (read in place of A by the swapped
  * orientation) and of B (by the normal orientation's), each also read by the
- * dense path and the warp lists where the workspace holds it
- * (esmm_copies_held). */
+ * warp lists where the workspace holds it (esmm_copies_held) and by the dense
+ * path where its rule makes it (esmm_dense_copies). */
 typedef enum {
     ESMM_COPY_NONE = 0,
     ESMM_COPY_A = 1,   /* A (m x k, op N) copied k x m, read with op T */
@@ -337,6 +337,17 @@ typedef enum {
 #define ESMM_PLAN_TRANSPOSED_IN 2.4
 #define ESMM_PLAN_COPY_COST 88.0
 #define ESMM_PLAN_COPY_AT_MOST 0.05
+/* Where both operands run along k (NT: op(A) = A, op(B) = B^T, a linear
+ * layer's x @ W^T), each skipping orientation either copies its wide operand
+ * or transposes it on the way in, and the copy is made from C's other side
+ * 440 (ESMM_PLAN_COPY_COST / ESMM_PLAN_BOTH_K_COPY_AT_MOST). Measured on the
+ * H100 against the edge at 1760 (esmm_sgemm, ms): 1024 x 4096 x 4096 with A
+ * at d = 0.25 0.434 -> 0.297, 512 x 4096 x 4096 with A at d = 0.5 0.500
+ * (dense) -> 0.315. Not elsewhere: in NN the swapped orientation copying A
+ * looked as cheap as the normal one reading B directly and ran slower (1024^3,
+ * both operands at d = 0.25: 0.0469 -> 0.0565), and the dense path keeps its
+ * copies from 1760 (esmm_dense_copies). */
+#define ESMM_PLAN_BOTH_K_COPY_AT_MOST 0.2
 #define ESMM_PLAN_TILE_STRIPS 8 /* B strips (256 columns) per CTA of the skipping kernel */
 /* The skipping kernel's strip-warp form (each warp multiplies only the k its
  * own B strip needs) runs when a step needs at most ESMM_PLAN_STRIP_WARPS_AT_MOST
@@ -369,25 +380,36 @@ typedef enum {
 } esmm_wide_read_t;
 
 /* The read of a wide operand whose rows run along k when k_rows, for a C
- * whose other side is `other`. */
-static inline ESMM_HOST_DEVICE int esmm_wide_read(int k_rows, int64_t other)
+ * whose other side is `other`: copied where the copy costs at most
+ * `at_most` of a dense pass. */
+static inline ESMM_HOST_DEVICE int esmm_wide_read(int k_rows, int64_t other, double at_most)
 {
     if (!k_rows)
         return ESMM_WIDE_DIRECT;
-    return ESMM_PLAN_COPY_COST <= ESMM_PLAN_COPY_AT_MOST * (double)other ? ESMM_WIDE_COPIED
-                                                                         : ESMM_WIDE_TRANSPOSED;
+    return ESMM_PLAN_COPY_COST <= at_most * (double)other ? ESMM_WIDE_COPIED
+                                                          : ESMM_WIDE_TRANSPOSED;
+}
+
+/* The share of a dense pass a skipping orientation's copy may cost. */
+static inline ESMM_HOST_DEVICE double esmm_plan_copy_at_most(esmm_operation_t op_a,
+                                                             esmm_operation_t op_b)
+{
+    return op_a == ESMM_OP_N && op_b == ESMM_OP_T ? ESMM_PLAN_BOTH_K_COPY_AT_MOST
+                                                  : ESMM_PLAN_COPY_AT_MOST;
 }
 
 /* The wide operand of each orientation: op(B) (normal, its rows run along k
  * for op(B) = B^T) and op(A)^T (swapped, for op(A) = A). */
-static inline ESMM_HOST_DEVICE int esmm_plan_normal_wide(int64_t m, esmm_operation_t op_b)
+static inline ESMM_HOST_DEVICE int esmm_plan_normal_wide(int64_t m, esmm_operation_t op_a,
+                                                         esmm_operation_t op_b)
 {
-    return esmm_wide_read(op_b == ESMM_OP_T, m);
+    return esmm_wide_read(op_b == ESMM_OP_T, m, esmm_plan_copy_at_most(op_a, op_b));
 }
 
-static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operation_t op_a)
+static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operation_t op_a,
+                                                          esmm_operation_t op_b)
 {
-    return esmm_wide_read(op_a == ESMM_OP_N, n);
+    return esmm_wide_read(op_a == ESMM_OP_N, n, esmm_plan_copy_at_most(op_a, op_b));
 }
 
 /* An orientation's modelled time in the pair-warp form as a fraction of a
@@ -460,20 +482,38 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
 /* The k-major copies a product's workspace holds: of each operand whose rows
  * run along k where its orientation's rule makes the copy
  * (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B; it then costs at
- * most ESMM_PLAN_COPY_AT_MOST of a dense pass), each at its place
- * (esmm_wide_copy_b_at). The dense path reads every one of them: its kernel
- * transposes an operand along k on the way in, 4 bytes at a time, which costs
- * about 9% of a dense pass (on the H100 the kernel alone took 2.616 ms at
- * 4096^3 with both operands along m/n, TN; 2.861 with A along k, NN; 2.854
- * with B along k, TT; 3.058 with both, NT; at 2048^3 0.336, 0.369, 0.366 and
- * 0.393). A planned call's extraction may write them as it reads the operands
- * (esmm_extraction_copy_made), which then reads each operand once. */
+ * most esmm_plan_copy_at_most of a dense pass), each at its place
+ * (esmm_wide_copy_b_at). A planned call's extraction may write them as it
+ * reads the operands (esmm_extraction_copy_made), which then reads each
+ * operand once. */
 static inline ESMM_HOST_DEVICE esmm_copied_t esmm_copies_held(int64_t m, int64_t n,
                                                               esmm_operation_t op_a,
                                                               esmm_operation_t op_b)
 {
-    const int a = op_a == ESMM_OP_N && esmm_plan_swapped_wide(n, op_a) == ESMM_WIDE_COPIED;
-    const int b = op_b == ESMM_OP_T && esmm_plan_normal_wide(m, op_b) == ESMM_WIDE_COPIED;
+    const int a = op_a == ESMM_OP_N && esmm_plan_swapped_wide(n, op_a, op_b) == ESMM_WIDE_COPIED;
+    const int b = op_b == ESMM_OP_T && esmm_plan_normal_wide(m, op_a, op_b) == ESMM_WIDE_COPIED;
+    return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
+}
+
+/* The held copies the dense path (and so the union path) reads: those made
+ * where the copy costs at most ESMM_PLAN_COPY_AT_MOST of a dense pass (C's
+ * other side from 1760), whatever the ops. Its kernel transposes an operand
+ * along k on the way in, 4 bytes at a time, which costs about 9% of a dense
+ * pass (on the H100 the kernel alone took 2.616 ms at 4096^3 with both
+ * operands along m/n, TN; 2.861 with A along k, NN; 2.854 with B along k, TT;
+ * 3.058 with both, NT; at 2048^3 0.336, 0.369, 0.366 and 0.393). Closer to
+ * the skipping orientations' edge in NT it did not gain: reading B's copy
+ * too, 1024 x 4096 x 4096 took 0.759 ms against 0.766, 768 x 4096 x 4096
+ * 0.671 against 0.676, 1024^3 0.0916 against 0.0889 and 512 x 4096 x 4096
+ * 0.746 against 0.465 (esmm_sgemm on the H100). */
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copies(int64_t m, int64_t n,
+                                                               esmm_operation_t op_a,
+                                                               esmm_operation_t op_b)
+{
+    const int a = op_a == ESMM_OP_N &&
+                  esmm_wide_read(1, n, ESMM_PLAN_COPY_AT_MOST) == ESMM_WIDE_COPIED;
+    const int b = op_b == ESMM_OP_T &&
+                  esmm_wide_read(1, m, ESMM_PLAN_COPY_AT_MOST) == ESMM_WIDE_COPIED;
     return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
 }
 
@@ -515,7 +555,7 @@ static inline ESMM_HOST_DEVICE int esmm_union_needs_k(int a, int b, int nf_a, in
 
 /* How many of the two operands the dense kernel (and so the union path)
  * transposes on the way in: rows along k and not in the k-major copy it
- * reads (copy: esmm_copies_held's). */
+ * reads (copy: esmm_dense_copies's). */
 static inline ESMM_HOST_DEVICE int esmm_dense_transposed_in(esmm_operation_t op_a,
                                                             esmm_operation_t op_b, int copy)
 {
@@ -585,7 +625,7 @@ static inline ESMM_HOST_DEVICE double esmm_union_share(const esmm_plan_stats_t *
  * Against a dense pass, which is the same kernel reading the same operands,
  * a listed k costs ESMM_PLAN_UNION_PER_K; against a skipping path it also
  * pays ESMM_PLAN_UNION_TRANSPOSED_IN for each operand the dense kernel
- * transposes on the way in, and the copies it reads (esmm_copies_held) that
+ * transposes on the way in, and the copies it reads (esmm_dense_copies) that
  * the extraction did not make (made, an esmm_copied_t set). */
 static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, double chosen,
                                                          double union_share, int64_t m,
@@ -597,7 +637,7 @@ static inline ESMM_HOST_DEVICE void esmm_plan_take_union(esmm_plan_stats_t *s, d
     const double listed = ESMM_PLAN_UNION_PER_K * union_share + ESMM_PLAN_UNION_FIXED;
     int take = listed < 1.0;
     if (s->decision != ESMM_PLAN_DENSE) {
-        const int copy = esmm_copies_held(m, n, op_a, op_b);
+        const int copy = esmm_dense_copies(m, n, op_a, op_b);
         const double transposed =
             ESMM_PLAN_UNION_TRANSPOSED_IN * esmm_dense_transposed_in(op_a, op_b, copy);
         take = listed + ESMM_PLAN_UNION_PER_K * transposed * union_share +
@@ -627,8 +667,8 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
                                                      double warp_lists, int made,
                                                      double union_share)
 {
-    const int normal_wide = esmm_plan_normal_wide(m, op_b);
-    const int swapped_wide = esmm_plan_swapped_wide(n, op_a);
+    const int normal_wide = esmm_plan_normal_wide(m, op_a, op_b);
+    const int swapped_wide = esmm_plan_swapped_wide(n, op_a, op_b);
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
                                     (32 * ESMM_PLAN_TILE_STRIPS));
@@ -785,7 +825,7 @@ esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, in
  * esmm_cuda_finish_splits then completes C. wide_copy (esmm_wide_copy_floats
  * floats, or NULL) holds the k-major copies that the extraction or
  * esmm_cuda_copy_operand made, which each path reads where its rule copies
- * (esmm_plan_normal_wide, esmm_plan_swapped_wide, esmm_copies_held,
+ * (esmm_plan_normal_wide, esmm_plan_swapped_wide, esmm_dense_copies,
  * esmm_plan_warp_lists_copy), each at its place (esmm_wide_copy_b_at).
  *
  * *settled (0 after esmm_cuda_plan) says whether a kernel queued since the

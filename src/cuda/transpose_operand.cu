@@ -3,8 +3,8 @@
 // wide operand: read straight from the operand, each listed k would be 256
 // 4-byte reads from 256 rows (measured at 4096^3, B's strips at d = 0.125:
 // esmm_sgemm took 1.03 ms, 0.58 ms with A stored k-major). The dense kernel
-// reads each operand along k from its copy where the workspace holds one
-// (esmm_copies_held). The copy moves 8 bytes per element; esmm_wide_read says
+// reads each operand along k from its copy where its own rule makes one
+// (esmm_dense_copies). The copy moves 8 bytes per element; esmm_wide_read says
 // when that pays.
 //
 // Every path's copy is queued as one launch: the kernel reads the plan on the
@@ -188,12 +188,12 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
         choice.lists_gate = warp_lists_gate{plan, planned, false};
         copies_of(p, copied, out, choice.lists);
     }
-    if ((skip & ESMM_SKIP_BY_A) && esmm_plan_normal_wide(p.m, p.op_b) == ESMM_WIDE_COPIED)
+    if ((skip & ESMM_SKIP_BY_A) && esmm_plan_normal_wide(p.m, p.op_a, p.op_b) == ESMM_WIDE_COPIED)
         choice.normal = copy_of_b(p, out);
-    if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a) == ESMM_WIDE_COPIED)
+    if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a, p.op_b) == ESMM_WIDE_COPIED)
         choice.swapped = copy_of_a(p, out);
     if (planned)
-        copies_of(p, esmm_copies_held(p.m, p.n, p.op_a, p.op_b), out, choice.dense);
+        copies_of(p, esmm_dense_copies(p.m, p.n, p.op_a, p.op_b), out, choice.dense);
     // A path's copies are made one after the other by the same blocks.
     int64_t tiles = 0;
     for (const int64_t t : {tiles_of(choice.lists[0]) + tiles_of(choice.lists[1]),

@@ -172,7 +172,7 @@ cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const dense_gat
                                    float *partials, const float *wide_copy, cudaStream_t stream)
 {
     const esmm_gemm_problem_t q =
-        wide_copy != nullptr ? reading_copies(p, esmm_copies_held(p.m, p.n, p.op_a, p.op_b),
+        wide_copy != nullptr ? reading_copies(p, esmm_dense_copies(p.m, p.n, p.op_a, p.op_b),
                                               wide_copy)
                              : p;
     const int64_t narrow = q.m < q.n ? q.m : q.n, wide = q.m < q.n ? q.n : q.m;

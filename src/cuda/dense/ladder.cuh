@@ -28,7 +28,7 @@ cudaError_t launch_warptile(const esmm_gemm_problem_t &p, cudaStream_t stream);
 // launch_finish_splits completes C). Queued beside the zero-skipping kernel
 // it runs only when the plan in *gate.plan (device memory) selects the dense
 // or the union path (plan_gate.cuh); gate.plan == nullptr always runs. With
-// wide_copy (else nullptr), it reads the operands esmm_copies_held names
+// wide_copy (else nullptr), it reads the operands esmm_dense_copies names
 // from their k-major copies (the extraction or launch_copy_operand made them).
 cudaError_t launch_pipelined_gated(const esmm_gemm_problem_t &p, const dense_gate &gate,
                                    float *partials, const float *wide_copy, cudaStream_t stream);
