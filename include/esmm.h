@@ -317,7 +317,8 @@ esmm_status_t esmm_get_min_planned_work(esmm_handle_t handle, int64_t *multiply_
  * op(B) = B^T a k-major copy of that operand, which the zero-skipping and
  * dense kernels read instead of transposing it on the way in, where C's
  * other side is at least 1760, or for the zero-skipping kernels at least 440
- * where both hold, as in a linear layer's x @ W^T): the
+ * where both hold, as in a linear layer's x @ W^T, and m n k is at least
+ * 2^32): the
  * handle owns one that grows on demand (a growth allocates and so synchronises
  * the device: do a first call of each size and ops before capturing a CUDA graph).
  * Alternatively the caller lends one: esmm_workspace_size says how many bytes

@@ -48,12 +48,12 @@ static const shape_t shapes[] = {
     {4097, 36, 2100, 1, 1}, /* the dense kernel's 128x64 tiles, split */
     /* C's other side past the copy threshold (esmm_wide_read): the skipping
      * kernel reads a k-major copy of op(A) = A (swapped) or op(B) = B^T
-     * (normal) with padded rows, split along k; the second pair only in NT
-     * (ESMM_PLAN_BOTH_K_COPY_AT_MOST), where the dense path reads no copy. */
+     * (normal) with padded rows, split along k; the third only in NT
+     * (ESMM_PLAN_BOTH_K_COPY_AT_MOST, past ESMM_PLAN_BOTH_K_COPY_MIN_PRODUCT),
+     * where the dense path reads no copy. */
     {37, 1777, 2051, 1, 1},
     {1777, 37, 2051, 1, 1},
-    {45, 601, 1031, 1, 1},
-    {601, 45, 1031, 1, 1},
+    {1031, 601, 7001, 1, 1},
     /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
      * padded rows and misaligned bases: the warp lists (TN, and TT through
      * the copy of B) and the strip-warp form (NN, NT) on scalar copies, the
@@ -412,7 +412,7 @@ static void verify_plan(esmm_handle_t h, const problem_t *p, const density_t *d,
     }
     /* The copies the extraction makes: never of a given pattern's operand. */
     const esmm_copied_t candidate = (esmm_copied_t)(
-        esmm_copies_held(p->m, p->n, p->op_a, p->op_b) & ~(b_given ? ESMM_COPY_B : 0));
+        esmm_copies_held(p->m, p->n, p->k, p->op_a, p->op_b) & ~(b_given ? ESMM_COPY_B : 0));
     const esmm_copied_t made =
         esmm_extraction_copy_made(p->probe.zeros, p->probe.slices, candidate);
     extraction_copies[made]++;
@@ -653,7 +653,7 @@ static const struct {
     {{1900, 1800, 300, 0, 0}, {2, 10}, ESMM_COPY_BOTH},
     {{37, 1777, 2051, 1, 1}, {2, 10}, ESMM_COPY_A},
     {{1777, 37, 2051, 0, 0}, {2, 10}, ESMM_COPY_B},
-    {{900, 1800, 300, 1, 1}, {2, 10}, ESMM_COPY_A},
+    {{900, 1800, 2700, 1, 1}, {2, 10}, ESMM_COPY_A},
 };
 
 /* The size gate (esmm_set_min_planned_work): a product below it, one whose C

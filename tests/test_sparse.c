@@ -400,7 +400,7 @@ static int plan_decision(const target_t *t, const expected_t *e, const esmm_gemm
     const int64_t m = p->m, n = p->n, k = p->k;
     const int given = (a_given ? ESMM_COPY_A : 0) | (b_given ? ESMM_COPY_B : 0);
     const esmm_copied_t candidate =
-        (esmm_copied_t)(esmm_copies_held(m, n, p->op_a, p->op_b) & ~given);
+        (esmm_copied_t)(esmm_copies_held(m, n, k, p->op_a, p->op_b) & ~given);
     esmm_plan_stats_t stats = e->steps;
     esmm_plan_decide(&stats, m, n, k, p->op_a, p->op_b, ESMM_SKIP_BY_BOTH,
                      esmm_plan_warp_lists(ESMM_SKIP_BY_BOTH, m, n, k, p->op_a, p->op_b),
@@ -1340,7 +1340,8 @@ static void check_split_rule(void)
  * skipping orientations and the warp lists read and the extraction may write:
  * of each operand along k from the edge of the orientation rule that reads it
  * (C's other side at least ESMM_PLAN_COPY_COST / esmm_plan_copy_at_most: 1760,
- * or 440 where both operands run along k, NT), both where both are, each at a
+ * or 440 where both operands run along k, NT, in products of at least
+ * ESMM_PLAN_BOTH_K_COPY_MIN_PRODUCT multiply-adds), both where both are, each at a
  * place of its own in a workspace that holds it; the ones the dense path
  * reads (esmm_dense_copies: from 1760 whatever the ops); made
  * (esmm_extraction_copy_made) where at least 1 in ESMM_PROBE_COPY_SHARE of
@@ -1354,45 +1355,48 @@ static void check_copies_held_rule(void)
     const int64_t nt_edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_BOTH_K_COPY_AT_MOST);
     CHECK(nt_edge == 440 && edge == 1760, "copy edges %lld (NT) and %lld, expected 440 and 1760",
           (long long)nt_edge, (long long)edge);
-    const int64_t k = 300;
+    const int64_t big = 8192; /* k past ESMM_PLAN_BOTH_K_COPY_MIN_PRODUCT with these sides */
     const struct {
-        int64_t m, n;
+        int64_t m, n, k;
         esmm_operation_t op_a, op_b;
         esmm_copied_t held, dense;
     } cases[] = {
-        {1797, 2048, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
-        {edge, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
-        {edge - 1, edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_NONE},
-        {nt_edge, nt_edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_NONE},
-        {nt_edge - 1, nt_edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE, ESMM_COPY_NONE},
-        {37, edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A, ESMM_COPY_A},
-        {37, nt_edge, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A, ESMM_COPY_NONE},
-        {37, nt_edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE, ESMM_COPY_NONE},
-        {edge, 37, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
-        {nt_edge, 37, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_NONE},
-        {edge, nt_edge - 1, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
-        {900, 1800, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_A},
-        {4096, 1000, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_B},
-        {1000, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_A},
-        {4096, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
-        {4096, 4096, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A, ESMM_COPY_A},
-        {37, edge, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A, ESMM_COPY_A},
-        {4096, edge - 1, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE, ESMM_COPY_NONE},
-        {4096, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
-        {edge, 37, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
-        {edge - 1, 4096, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE, ESMM_COPY_NONE},
-        {4096, 4096, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE, ESMM_COPY_NONE},
+        {1797, 2048, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
+        {edge, edge, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
+        {edge - 1, edge - 1, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE, ESMM_COPY_NONE},
+        {edge - 1, edge - 1, big, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_NONE},
+        {nt_edge, 4096, big, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_A},
+        {nt_edge - 1, 4096, big, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A, ESMM_COPY_A},
+        {4096, nt_edge, big, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_B},
+        {4096, nt_edge - 1, big, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
+        {1024, 1024, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_NONE},
+        {1024, 1024, 4095, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE, ESMM_COPY_NONE},
+        {37, edge, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_A, ESMM_COPY_A},
+        {37, edge - 1, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_NONE, ESMM_COPY_NONE},
+        {edge, 37, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
+        {edge, edge - 1, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
+        {4096, 1000, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
+        {4096, 1000, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_B},
+        {1000, 4096, 4096, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_A},
+        {4096, 4096, 300, ESMM_OP_N, ESMM_OP_T, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
+        {4096, 4096, 300, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A, ESMM_COPY_A},
+        {37, edge, 300, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_A, ESMM_COPY_A},
+        {4096, edge - 1, big, ESMM_OP_N, ESMM_OP_N, ESMM_COPY_NONE, ESMM_COPY_NONE},
+        {4096, 4096, 300, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
+        {edge, 37, 300, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_B, ESMM_COPY_B},
+        {edge - 1, 4096, big, ESMM_OP_T, ESMM_OP_T, ESMM_COPY_NONE, ESMM_COPY_NONE},
+        {4096, 4096, 300, ESMM_OP_T, ESMM_OP_N, ESMM_COPY_NONE, ESMM_COPY_NONE},
     };
     for (size_t i = 0; i < COUNT_OF(cases); i++) {
-        const int64_t m = cases[i].m, n = cases[i].n;
+        const int64_t m = cases[i].m, n = cases[i].n, k = cases[i].k;
         const esmm_operation_t op_a = cases[i].op_a, op_b = cases[i].op_b;
-        const esmm_copied_t got = esmm_copies_held(m, n, op_a, op_b);
+        const esmm_copied_t got = esmm_copies_held(m, n, k, op_a, op_b);
         const esmm_copied_t dense = esmm_dense_copies(m, n, op_a, op_b);
         CHECK(got == cases[i].held && dense == cases[i].dense,
-              "esmm_copies_held(%lld, %lld, %s, %s) = %d and esmm_dense_copies %d, expected %d "
-              "and %d",
-              (long long)m, (long long)n, op_label(op_a), op_label(op_b), (int)got, (int)dense,
-              (int)cases[i].held, (int)cases[i].dense);
+              "esmm_copies_held(%lld, %lld, %lld, %s, %s) = %d and esmm_dense_copies %d, "
+              "expected %d and %d",
+              (long long)m, (long long)n, (long long)k, op_label(op_a), op_label(op_b), (int)got,
+              (int)dense, (int)cases[i].held, (int)cases[i].dense);
         const int64_t a_end = esmm_wide_copy_ld(m) * k;
         const int64_t b_at = esmm_wide_copy_b_at(m, n, k, op_a, op_b);
         const int64_t b_end = b_at + esmm_wide_copy_ld(n) * k;
@@ -1443,13 +1447,14 @@ static void check_copies_held_rule(void)
     made.steps_swapped = (unsigned long long)(steps * strips * tiles * (double)size);
     made.work = (unsigned long long)(strips * strips * (double)size);
     esmm_plan_stats_t not_made = made;
-    const int swapped_wide = esmm_plan_swapped_wide(size, ESMM_OP_N, ESMM_OP_N);
+    const int swapped_wide = esmm_plan_swapped_wide(size, size, size, ESMM_OP_N, ESMM_OP_N);
     esmm_plan_decide(&not_made, size, size, size, ESMM_OP_N, ESMM_OP_N, ESMM_SKIP_BY_BOTH, -1.0,
                      ESMM_COPY_NONE, -1.0);
     esmm_plan_decide(&made, size, size, size, ESMM_OP_N, ESMM_OP_N, ESMM_SKIP_BY_BOTH, -1.0,
                      ESMM_COPY_A, -1.0);
     CHECK(swapped_wide == ESMM_WIDE_COPIED &&
-              esmm_plan_normal_wide(size, ESMM_OP_N, ESMM_OP_N) == ESMM_WIDE_DIRECT &&
+              esmm_plan_normal_wide(size, size, size, ESMM_OP_N, ESMM_OP_N) ==
+                      ESMM_WIDE_DIRECT &&
               not_made.decision == ESMM_PLAN_DENSE &&
               made.decision == ESMM_PLAN_SKIP_SWAPPED,
           "B-leading steps at %.3f of the dense ones: decision %d with A's copy to make, %d "
@@ -1485,7 +1490,7 @@ static void check_transposed_rule(void)
         stats.steps_normal = (unsigned long long)(cases[i].share * strips_a * tiles_b * (double)k);
         stats.steps_swapped = (unsigned long long)(strips_b * tiles_a * (double)k);
         stats.work = (unsigned long long)(cases[i].share * strips_a * strips_b * (double)k);
-        const int normal_wide = esmm_plan_normal_wide(m, ESMM_OP_T, ESMM_OP_T);
+        const int normal_wide = esmm_plan_normal_wide(m, n, k, ESMM_OP_T, ESMM_OP_T);
         esmm_plan_decide(&stats, m, n, k, ESMM_OP_T, ESMM_OP_T, ESMM_SKIP_BY_BOTH, -1.0,
                          ESMM_COPY_NONE, -1.0);
         CHECK(normal_wide == ESMM_WIDE_TRANSPOSED && stats.decision == cases[i].decision &&
@@ -1646,7 +1651,7 @@ static void check_union_rule(void)
                          ESMM_COPY_NONE, small_shares[i]);
         CHECK(stats.decision == small_want[i] &&
                   esmm_dense_transposed_in(ESMM_OP_N, ESMM_OP_T,
-                                           esmm_copies_held(64, 96, ESMM_OP_N, ESMM_OP_T)) == 2,
+                                           esmm_dense_copies(64, 96, ESMM_OP_N, ESMM_OP_T)) == 2,
               "64 x 96 x 40 NT, union share %.2f: decision %d, expected %d", small_shares[i],
               stats.decision, small_want[i]);
     }

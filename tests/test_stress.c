@@ -17,7 +17,7 @@
 #include <cublas_v2.h>
 
 #include "check.h"
-#include "cuda/cuda_backend.h" /* ESMM_PLAN_COPY_COST, esmm_plan_copy_at_most */
+#include "cuda/cuda_backend.h" /* ESMM_PLAN_COPY_COST, ESMM_PLAN_COPY_AT_MOST */
 #include "esmm.h"
 #include "test_support.h"
 #include "test_support_cuda.h"
@@ -75,13 +75,11 @@ static problem_t make_problem(uint64_t *rng, int64_t most)
     p.op_a = (esmm_operation_t)rng_below(rng, 2);
     p.op_b = (esmm_operation_t)rng_below(rng, 2);
     p.m = pick_size(rng, most), p.n = pick_size(rng, most), p.k = pick_size(rng, most);
-    /* Now and then one side of C past the copy rule's edge for these ops (440
-     * in NT, else 1760), the other two small: on the GPU the paths then read
-     * k-major copies of an operand along k, among them the copies the
-     * extraction writes (in NT below 1760 the skipping paths only). */
+    /* Now and then one side of C past the copy rule's edge, the other two
+     * small: on the GPU the paths then read k-major copies of an operand along
+     * k, among them the copies the extraction writes. */
     if (rng_below(rng, 16) == 0) {
-        const int64_t edge =
-            (int64_t)ceil(ESMM_PLAN_COPY_COST / esmm_plan_copy_at_most(p.op_a, p.op_b));
+        const int64_t edge = (int64_t)ceil(ESMM_PLAN_COPY_COST / ESMM_PLAN_COPY_AT_MOST);
         const int64_t wide = edge + rng_below(rng, 640), small = 64;
         const int m_wide = rng_below(rng, 2) == 0;
         p.m = m_wide ? wide : 1 + rng_below(rng, small);

@@ -369,7 +369,7 @@ static esmm_status_t run_masked(esmm_handle_t handle, const esmm_gemm_problem_t 
     const int given = (pattern_a != NULL ? ESMM_COPY_A : 0) | (pattern_b != NULL ? ESMM_COPY_B : 0);
     const esmm_copied_t extraction_copy =
         planned && wide_copy != NULL
-            ? (esmm_copied_t)(esmm_copies_held(p->m, p->n, p->op_a, p->op_b) & ~given)
+            ? (esmm_copied_t)(esmm_copies_held(p->m, p->n, p->k, p->op_a, p->op_b) & ~given)
             : ESMM_COPY_NONE;
     esmm_strip_masks_t a, b;
     st = gather_masks(handle, p, pattern_a, pattern_b, &layout, planned, extraction_copy,

@@ -346,8 +346,13 @@ typedef enum {
  * (dense) -> 0.315. Not elsewhere: in NN the swapped orientation copying A
  * looked as cheap as the normal one reading B directly and ran slower (1024^3,
  * both operands at d = 0.25: 0.0469 -> 0.0565), and the dense path keeps its
- * copies from 1760 (esmm_dense_copies). */
+ * copies from 1760 (esmm_dense_copies). Only for products of at least
+ * ESMM_PLAN_BOTH_K_COPY_MIN_PRODUCT multiply-adds m n k: below, the copy's
+ * launch weighs more (512 x 1024 x 1024, A at d = 0.25: 0.0612 against
+ * 0.0574 ms; 1024^3 on the dense path, which queues the launch closed:
+ * 0.0907 against 0.0894). */
 #define ESMM_PLAN_BOTH_K_COPY_AT_MOST 0.2
+#define ESMM_PLAN_BOTH_K_COPY_MIN_PRODUCT 4294967296.0
 #define ESMM_PLAN_TILE_STRIPS 8 /* B strips (256 columns) per CTA of the skipping kernel */
 /* The skipping kernel's strip-warp form (each warp multiplies only the k its
  * own B strip needs) runs when a step needs at most ESMM_PLAN_STRIP_WARPS_AT_MOST
@@ -390,26 +395,32 @@ static inline ESMM_HOST_DEVICE int esmm_wide_read(int k_rows, int64_t other, dou
                                                           : ESMM_WIDE_TRANSPOSED;
 }
 
-/* The share of a dense pass a skipping orientation's copy may cost. */
-static inline ESMM_HOST_DEVICE double esmm_plan_copy_at_most(esmm_operation_t op_a,
+/* The share of a dense pass a skipping orientation's copy may cost in an
+ * m x n x k product. */
+static inline ESMM_HOST_DEVICE double esmm_plan_copy_at_most(int64_t m, int64_t n, int64_t k,
+                                                             esmm_operation_t op_a,
                                                              esmm_operation_t op_b)
 {
-    return op_a == ESMM_OP_N && op_b == ESMM_OP_T ? ESMM_PLAN_BOTH_K_COPY_AT_MOST
-                                                  : ESMM_PLAN_COPY_AT_MOST;
+    return op_a == ESMM_OP_N && op_b == ESMM_OP_T &&
+                   (double)m * (double)n * (double)k >= ESMM_PLAN_BOTH_K_COPY_MIN_PRODUCT
+               ? ESMM_PLAN_BOTH_K_COPY_AT_MOST
+               : ESMM_PLAN_COPY_AT_MOST;
 }
 
 /* The wide operand of each orientation: op(B) (normal, its rows run along k
  * for op(B) = B^T) and op(A)^T (swapped, for op(A) = A). */
-static inline ESMM_HOST_DEVICE int esmm_plan_normal_wide(int64_t m, esmm_operation_t op_a,
+static inline ESMM_HOST_DEVICE int esmm_plan_normal_wide(int64_t m, int64_t n, int64_t k,
+                                                         esmm_operation_t op_a,
                                                          esmm_operation_t op_b)
 {
-    return esmm_wide_read(op_b == ESMM_OP_T, m, esmm_plan_copy_at_most(op_a, op_b));
+    return esmm_wide_read(op_b == ESMM_OP_T, m, esmm_plan_copy_at_most(m, n, k, op_a, op_b));
 }
 
-static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t n, esmm_operation_t op_a,
+static inline ESMM_HOST_DEVICE int esmm_plan_swapped_wide(int64_t m, int64_t n, int64_t k,
+                                                          esmm_operation_t op_a,
                                                           esmm_operation_t op_b)
 {
-    return esmm_wide_read(op_a == ESMM_OP_N, n, esmm_plan_copy_at_most(op_a, op_b));
+    return esmm_wide_read(op_a == ESMM_OP_N, n, esmm_plan_copy_at_most(m, n, k, op_a, op_b));
 }
 
 /* An orientation's modelled time in the pair-warp form as a fraction of a
@@ -486,12 +497,14 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
  * (esmm_wide_copy_b_at). A planned call's extraction may write them as it
  * reads the operands (esmm_extraction_copy_made), which then reads each
  * operand once. */
-static inline ESMM_HOST_DEVICE esmm_copied_t esmm_copies_held(int64_t m, int64_t n,
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_copies_held(int64_t m, int64_t n, int64_t k,
                                                               esmm_operation_t op_a,
                                                               esmm_operation_t op_b)
 {
-    const int a = op_a == ESMM_OP_N && esmm_plan_swapped_wide(n, op_a, op_b) == ESMM_WIDE_COPIED;
-    const int b = op_b == ESMM_OP_T && esmm_plan_normal_wide(m, op_a, op_b) == ESMM_WIDE_COPIED;
+    const int a = op_a == ESMM_OP_N &&
+                  esmm_plan_swapped_wide(m, n, k, op_a, op_b) == ESMM_WIDE_COPIED;
+    const int b = op_b == ESMM_OP_T &&
+                  esmm_plan_normal_wide(m, n, k, op_a, op_b) == ESMM_WIDE_COPIED;
     return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
 }
 
@@ -667,8 +680,8 @@ static inline ESMM_HOST_DEVICE void esmm_plan_decide(esmm_plan_stats_t *s, int64
                                                      double warp_lists, int made,
                                                      double union_share)
 {
-    const int normal_wide = esmm_plan_normal_wide(m, op_a, op_b);
-    const int swapped_wide = esmm_plan_swapped_wide(n, op_a, op_b);
+    const int normal_wide = esmm_plan_normal_wide(m, n, k, op_a, op_b);
+    const int swapped_wide = esmm_plan_swapped_wide(m, n, k, op_a, op_b);
     const double strips_a = (double)((m + 31) / 32), strips_b = (double)((n + 31) / 32);
     const double tiles_a = (double)((m + 32 * ESMM_PLAN_TILE_STRIPS - 1) /
                                     (32 * ESMM_PLAN_TILE_STRIPS));
@@ -762,7 +775,7 @@ static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_
     if (!esmm_plan_queues_strip_warps(skip, m, n, k) || k > 0x7fffffffLL - 32)
         return -1.0;
     const esmm_copied_t copied = esmm_plan_warp_lists_copy(op_a, op_b);
-    if (copied & ~esmm_copies_held(m, n, op_a, op_b))
+    if (copied & ~esmm_copies_held(m, n, k, op_a, op_b))
         return -1.0;
     return esmm_plan_copies_cost(copied, m, n);
 }
@@ -773,7 +786,7 @@ static inline double esmm_plan_warp_lists(int skip, int64_t m, int64_t n, int64_
 static inline int64_t esmm_wide_copy_b_at(int64_t m, int64_t n, int64_t k, esmm_operation_t op_a,
                                           esmm_operation_t op_b)
 {
-    return esmm_copies_held(m, n, op_a, op_b) == ESMM_COPY_BOTH ? esmm_wide_copy_ld(m) * k : 0;
+    return esmm_copies_held(m, n, k, op_a, op_b) == ESMM_COPY_BOTH ? esmm_wide_copy_ld(m) * k : 0;
 }
 
 /* Floats of workspace the k-major copies need for a product (0: no path
@@ -781,7 +794,7 @@ static inline int64_t esmm_wide_copy_b_at(int64_t m, int64_t n, int64_t k, esmm_
 static inline int64_t esmm_wide_copy_floats(int64_t m, int64_t n, int64_t k,
                                             esmm_operation_t op_a, esmm_operation_t op_b)
 {
-    const esmm_copied_t held = esmm_copies_held(m, n, op_a, op_b);
+    const esmm_copied_t held = esmm_copies_held(m, n, k, op_a, op_b);
     const int64_t end_a = (held & ESMM_COPY_A) ? esmm_wide_copy_ld(m) * k : 0;
     const int64_t end_b = (held & ESMM_COPY_B) ? esmm_wide_copy_b_at(m, n, k, op_a, op_b) +
                                                      esmm_wide_copy_ld(n) * k

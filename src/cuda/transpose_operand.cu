@@ -188,9 +188,11 @@ cudaError_t launch_copy_operand(const esmm_gemm_problem_t &p, esmm_skip_by_t ski
         choice.lists_gate = warp_lists_gate{plan, planned, false};
         copies_of(p, copied, out, choice.lists);
     }
-    if ((skip & ESMM_SKIP_BY_A) && esmm_plan_normal_wide(p.m, p.op_a, p.op_b) == ESMM_WIDE_COPIED)
+    const int normal_wide = esmm_plan_normal_wide(p.m, p.n, p.k, p.op_a, p.op_b);
+    const int swapped_wide = esmm_plan_swapped_wide(p.m, p.n, p.k, p.op_a, p.op_b);
+    if ((skip & ESMM_SKIP_BY_A) && normal_wide == ESMM_WIDE_COPIED)
         choice.normal = copy_of_b(p, out);
-    if ((skip & ESMM_SKIP_BY_B) && esmm_plan_swapped_wide(p.n, p.op_a, p.op_b) == ESMM_WIDE_COPIED)
+    if ((skip & ESMM_SKIP_BY_B) && swapped_wide == ESMM_WIDE_COPIED)
         choice.swapped = copy_of_a(p, out);
     if (planned)
         copies_of(p, esmm_dense_copies(p.m, p.n, p.op_a, p.op_b), out, choice.dense);

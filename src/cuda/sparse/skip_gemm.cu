@@ -460,8 +460,9 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
         skip_gate gate = orientation_gate(plan, planned, skip, ESMM_PLAN_SKIP_NORMAL);
         gate.settled = settled;
         gate.behind_lists = lists;
-        err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.op_a, p.op_b), masks, (int)skip,
-                                 gate, lists || strip_form, strip_form, partials,
+        err = launch_orientation(p, false, esmm_plan_normal_wide(p.m, p.n, p.k, p.op_a, p.op_b),
+                                 masks, (int)skip, gate, lists || strip_form, strip_form,
+                                 partials,
                                  wide_copy ? wide_copy + copy_offset(p, ESMM_COPY_B) : nullptr,
                                  stream);
         settled = settled || err == cudaSuccess;
@@ -473,7 +474,8 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
         const esmm_masks_t swapped = {masks.b_bits, masks.b_nonfinite, masks.a_bits,
                                       masks.a_nonfinite};
         const int by = (skip & ESMM_SKIP_BY_A ? ESMM_SKIP_BY_B : 0) | ESMM_SKIP_BY_A;
-        err = launch_orientation(transposed_problem(p), true, esmm_plan_swapped_wide(p.n, p.op_a, p.op_b),
+        err = launch_orientation(transposed_problem(p), true,
+                                 esmm_plan_swapped_wide(p.m, p.n, p.k, p.op_a, p.op_b),
                                  swapped, by, gate, lists || strip_form, strip_form, partials,
                                  wide_copy ? wide_copy + copy_offset(p, ESMM_COPY_A) : nullptr,
                                  stream);
