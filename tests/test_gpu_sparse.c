@@ -48,15 +48,13 @@ static const shape_t shapes[] = {
     {4097, 36, 2100, 1, 1}, /* the dense kernel's 128x64 tiles, split */
     /* C's other side past the copy threshold (esmm_wide_read): the skipping
      * kernel reads a k-major copy of op(A) = A (swapped) or op(B) = B^T
-     * (normal) with padded rows, split along k; the third only in NT
-     * (ESMM_PLAN_BOTH_K_COPY_AT_MOST, past ESMM_PLAN_BOTH_K_COPY_MIN_PRODUCT),
-     * where the dense path reads no copy. */
+     * (normal) with padded rows, split along k. */
     {37, 1777, 2051, 1, 1},
     {1777, 37, 2051, 1, 1},
-    {1031, 601, 7001, 1, 1},
     /* Past 2^32 multiply-adds (esmm_plan_queues_strip_warps) with odd sizes,
-     * padded rows and misaligned bases: the warp lists (TN, and TT through
-     * the copy of B) and the strip-warp form (NN, NT) on scalar copies, the
+     * padded rows and misaligned bases: the warp lists (TN, TT through the
+     * copy of B, and NT through both copies, item 18) and the strip-warp
+     * form (NN) on scalar copies, the
      * first split along k (5 ranges: esmm_k_split). The second is not
      * split: where the warp lists run on it, their lists of about 34 to 550
      * entries (d = 0.125 to 0.5) take both stage depths (warp_list_gemm.cu). */
@@ -633,6 +631,36 @@ static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
                 checks);
 }
 
+/* NT products past ESMM_PLAN_BOTH_K_COPY_MIN_PRODUCT multiply-adds (variant
+ * 2: NT, alpha 1, beta 0), sparse: with both sides of C between the NT edge
+ * (440) and the dense one (1760), the skipping paths read copies the dense
+ * path does not (held: both, dense: none); with one side under 440, the
+ * orientation led by the other side's strips transposes its wide operand on
+ * the way in while the other reads a copy, and the warp lists are not
+ * queued. */
+static const struct {
+    shape_t shape;
+    size_t density;
+    esmm_copied_t held, dense;
+} nt_copy_cases[] = {
+    {{1031, 601, 7001, 1, 1}, 1, ESMM_COPY_BOTH, ESMM_COPY_NONE},
+    {{1031, 601, 7001, 1, 1}, 4, ESMM_COPY_BOTH, ESMM_COPY_NONE},
+    {{601, 1031, 7001, 0, 0}, 5, ESMM_COPY_BOTH, ESMM_COPY_NONE},
+    {{300, 8192, 2049, 1, 1}, 1, ESMM_COPY_A, ESMM_COPY_A},
+};
+
+static void run_nt_copy_cases(esmm_handle_t h)
+{
+    for (size_t i = 0; i < COUNT_OF(nt_copy_cases); i++) {
+        const shape_t *s = &nt_copy_cases[i].shape;
+        CHECK(esmm_copies_held(s->m, s->n, s->k, ESMM_OP_N, ESMM_OP_T) == nt_copy_cases[i].held &&
+                  esmm_dense_copies(s->m, s->n, ESMM_OP_N, ESMM_OP_T) == nt_copy_cases[i].dense,
+              "%lldx%lldx%lld NT: the workspace does not hold the copies this case is for",
+              (long long)s->m, (long long)s->n, (long long)s->k);
+        run_problem(h, s, &densities[nt_copy_cases[i].density], 2, 0x4E7u + 0x10u * i, 0);
+    }
+}
+
 /* Dense data whose operands along k have their k-major copies in the
  * workspace (C's other side past the copy rule's edge): the dense path reads
  * the copies its rule names (esmm_dense_copies), with padded rows and
@@ -645,15 +673,15 @@ static void run_case(esmm_handle_t h, size_t shape_index, size_t density_index)
 static const struct {
     shape_t shape;
     int variants[2];
-    esmm_copied_t copied;
+    esmm_copied_t copied, held;
 } copy_cases[] = {
-    {{300, 1800, 517, 1, 1}, {0, 4}, ESMM_COPY_A},
-    {{1800, 300, 517, 0, 0}, {3, 7}, ESMM_COPY_B},
-    {{1800, 1900, 300, 1, 1}, {2, 10}, ESMM_COPY_BOTH},
-    {{1900, 1800, 300, 0, 0}, {2, 10}, ESMM_COPY_BOTH},
-    {{37, 1777, 2051, 1, 1}, {2, 10}, ESMM_COPY_A},
-    {{1777, 37, 2051, 0, 0}, {2, 10}, ESMM_COPY_B},
-    {{900, 1800, 2700, 1, 1}, {2, 10}, ESMM_COPY_A},
+    {{300, 1800, 517, 1, 1}, {0, 4}, ESMM_COPY_A, ESMM_COPY_A},
+    {{1800, 300, 517, 0, 0}, {3, 7}, ESMM_COPY_B, ESMM_COPY_B},
+    {{1800, 1900, 300, 1, 1}, {2, 10}, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
+    {{1900, 1800, 300, 0, 0}, {2, 10}, ESMM_COPY_BOTH, ESMM_COPY_BOTH},
+    {{37, 1777, 2051, 1, 1}, {2, 10}, ESMM_COPY_A, ESMM_COPY_A},
+    {{1777, 37, 2051, 0, 0}, {2, 10}, ESMM_COPY_B, ESMM_COPY_B},
+    {{900, 1800, 2700, 1, 1}, {2, 10}, ESMM_COPY_A, ESMM_COPY_BOTH},
 };
 
 /* The size gate (esmm_set_min_planned_work): a product below it, one whose C
@@ -811,7 +839,8 @@ static void run_copy_cases(esmm_handle_t h)
             const int variant = copy_cases[i].variants[j];
             const esmm_operation_t op_a = both_ops[variant % 2];
             const esmm_operation_t op_b = both_ops[(variant / 2) % 2];
-            CHECK(esmm_dense_copies(s->m, s->n, op_a, op_b) == copy_cases[i].copied,
+            CHECK(esmm_dense_copies(s->m, s->n, op_a, op_b) == copy_cases[i].copied &&
+                      esmm_copies_held(s->m, s->n, s->k, op_a, op_b) == copy_cases[i].held,
                   "%lldx%lld variant %d: the dense path does not read the copies this case is "
                   "for",
                   (long long)s->m, (long long)s->n, variant);
@@ -1089,6 +1118,7 @@ int main(void)
         for (size_t di = 0; di < COUNT_OF(densities); di++)
             run_case(h, si, di);
     run_copy_cases(h);
+    run_nt_copy_cases(h);
     run_back_to_back(h);
     check_underflowing_products(h, ESMM_OP_N, 64, 64, 64);
     /* Warp lists, split along k in 5 ranges (as shape 2053 x 1031 x 2051 above). */

@@ -76,7 +76,7 @@ void esmm_pattern_read_copies(esmm_gemm_problem_t *p, esmm_pattern_t pattern_a,
  * statistics, both operands' masks and, with cuda set, the union path's list
  * (esmm_union_list_bytes), the partial sums when the product splits k
  * (esmm_split_bytes) and the k-major copies of operands that run along k,
- * read by the path that runs (esmm_wide_copy_floats, B's at
+ * read by the paths whose rules name them (esmm_wide_copy_floats, B's at
  * esmm_wide_copy_b_at; wide_copy_bytes 0 when no path copies). */
 typedef struct {
     size_t stats, a_bits, a_nonfinite, b_bits, b_nonfinite, union_list, partials, wide_copy;
