@@ -493,10 +493,22 @@ static inline ESMM_HOST_DEVICE int esmm_plan_queues_strip_warps(int skip, int64_
            (double)m * (double)n * (double)k >= ESMM_PLAN_STRIP_WARPS_MIN_PRODUCT;
 }
 
-/* The k-major copies a product's workspace holds: of each operand whose rows
- * run along k where its orientation's rule makes the copy
- * (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for B; it then costs at
- * most esmm_plan_copy_at_most of a dense pass), each at its place
+/* The k-major copies of the operands whose rows run along k (op(A) = A,
+ * op(B) = B^T) whose copy costs at most `at_most` of a dense pass
+ * (esmm_wide_read: A's serves C's n columns, B's its m rows). */
+static inline ESMM_HOST_DEVICE esmm_copied_t esmm_copies_at(int64_t m, int64_t n,
+                                                            esmm_operation_t op_a,
+                                                            esmm_operation_t op_b,
+                                                            double at_most)
+{
+    const int a = esmm_wide_read(op_a == ESMM_OP_N, n, at_most) == ESMM_WIDE_COPIED;
+    const int b = esmm_wide_read(op_b == ESMM_OP_T, m, at_most) == ESMM_WIDE_COPIED;
+    return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
+}
+
+/* The k-major copies a product's workspace holds: those its skipping
+ * orientations read (esmm_plan_swapped_wide for A, esmm_plan_normal_wide for
+ * B, by the share esmm_plan_copy_at_most), each at its place
  * (esmm_wide_copy_b_at). A planned call's extraction may write them as it
  * reads the operands (esmm_extraction_copy_made), which then reads each
  * operand once. */
@@ -504,11 +516,7 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_copies_held(int64_t m, int64_t
                                                               esmm_operation_t op_a,
                                                               esmm_operation_t op_b)
 {
-    const int a = op_a == ESMM_OP_N &&
-                  esmm_plan_swapped_wide(m, n, k, op_a, op_b) == ESMM_WIDE_COPIED;
-    const int b = op_b == ESMM_OP_T &&
-                  esmm_plan_normal_wide(m, n, k, op_a, op_b) == ESMM_WIDE_COPIED;
-    return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
+    return esmm_copies_at(m, n, op_a, op_b, esmm_plan_copy_at_most(m, n, k, op_a, op_b));
 }
 
 /* The held copies the dense path (and so the union path) reads: those made
@@ -526,11 +534,7 @@ static inline ESMM_HOST_DEVICE esmm_copied_t esmm_dense_copies(int64_t m, int64_
                                                                esmm_operation_t op_a,
                                                                esmm_operation_t op_b)
 {
-    const int a = op_a == ESMM_OP_N &&
-                  esmm_wide_read(1, n, ESMM_PLAN_COPY_AT_MOST) == ESMM_WIDE_COPIED;
-    const int b = op_b == ESMM_OP_T &&
-                  esmm_wide_read(1, m, ESMM_PLAN_COPY_AT_MOST) == ESMM_WIDE_COPIED;
-    return (esmm_copied_t)((a ? ESMM_COPY_A : 0) | (b ? ESMM_COPY_B : 0));
+    return esmm_copies_at(m, n, op_a, op_b, ESMM_PLAN_COPY_AT_MOST);
 }
 
 /* The union path: the dense kernel's tiles over only the k that some strip
