@@ -78,9 +78,10 @@ esmm_status_t esmm_get_backend(esmm_handle_t handle, esmm_backend_t *backend);
 
 /* CUDA backend: the cudaStream_t work is queued on (NULL: the legacy default
  * stream). On the CPU backend only NULL is accepted. Calls on the new stream
- * reuse the handle's workspace, so a change orders the work queued on the new
- * stream from then on after the work already queued on the old one (on the
- * device, without waiting); while either stream is being captured into a
+ * reuse the handle's workspace and may read what calls on the old one wrote
+ * (a pattern), so a change orders the work queued on the new stream from then
+ * on after the work already queued on the old one (on the device, without
+ * waiting); while either stream is being captured into a
  * CUDA graph no such order can be added, and the caller must keep the two
  * apart. */
 esmm_status_t esmm_set_stream(esmm_handle_t handle, void *stream);

@@ -6,9 +6,11 @@
  *   test_concurrency cpu|cuda   (cuda exits 77, skipped, without a GPU) */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "esmm.h"
@@ -232,6 +234,82 @@ static void check_stream_switch(const inputs_t *in, float *const alone[PRODUCTS]
     cuda_must(cudaStreamDestroy(second), "cudaStreamDestroy");
 }
 
+/* Holds a stream up until the flag is set (or 10 s have passed). */
+static void CUDART_CB hold_until_released(void *flag)
+{
+    const struct timespec tick = {0, 100000};
+    for (int i = 0; i < 100000 && !atomic_load((atomic_int *)flag); i++)
+        nanosleep(&tick, NULL);
+}
+
+/* A handle with no workspace yet moved between two streams: what the first
+ * stream writes (a copy of A, then A's pattern, extracted from it) must be
+ * written before the product on the second reads it. The first stream is held
+ * up by a host function until the product is queued, and the copy's
+ * destination holds zeros until the copy runs, so without that order the
+ * product would multiply zeros. Round 0, not held, gives the bits the held
+ * round must give. */
+static void check_switch_before_workspace(const inputs_t *in)
+{
+    cudaStream_t first, second;
+    cuda_must(cudaStreamCreateWithFlags(&first, cudaStreamNonBlocking), "cudaStreamCreate");
+    cuda_must(cudaStreamCreateWithFlags(&second, cudaStreamNonBlocking), "cudaStreamCreate");
+    const size_t workspace_bytes = esmm_workspace_size(M, N, K);
+    void *workspace = device_alloc(workspace_bytes);
+    const size_t a_bytes = (size_t)(M * K) * sizeof(float), count = (size_t)(M * N);
+    float *a = device_alloc(a_bytes);
+    float *c = device_alloc(count * sizeof(float));
+    float *want = host_alloc((int64_t)count, sizeof(float));
+    float *got = host_alloc((int64_t)count, sizeof(float));
+    const float one = 1.0f, zero = 0.0f;
+    for (int round = 0; round < 2; round++) {
+        cuda_must(cudaMemset(a, 0, a_bytes), "clear A's copy");
+        cuda_must(cudaMemset(c, 0xFF, count * sizeof(float)), "poison");
+        cuda_must(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        atomic_int released = round == 0;
+        esmm_handle_t h = NULL;
+        esmm_pattern_t pattern = NULL;
+        esmm_status_t st = esmm_create(&h, ESMM_BACKEND_CUDA);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_set_min_planned_work(h, 0);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_set_stream(h, first);
+        cuda_must(cudaLaunchHostFunc(first, hold_until_released, &released),
+                  "cudaLaunchHostFunc");
+        cuda_must(cudaMemcpyAsync(a, in->a, a_bytes, cudaMemcpyDeviceToDevice, first),
+                  "cudaMemcpyAsync");
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_pattern_extract_a(h, ESMM_OP_N, M, K, a, K, &pattern);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_set_stream(h, second);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_set_workspace(h, workspace, workspace_bytes);
+        if (st == ESMM_STATUS_SUCCESS)
+            st = esmm_sgemm_patterns(h, ESMM_OP_N, ESMM_OP_N, M, N, K, &one, a, K, pattern,
+                                     in->b, N, NULL, &zero, c, N);
+        atomic_store(&released, 1);
+        cuda_must(cudaStreamSynchronize(first), "cudaStreamSynchronize");
+        cuda_must(cudaStreamSynchronize(second), "cudaStreamSynchronize");
+        CHECK(st == ESMM_STATUS_SUCCESS, "stream switch before a workspace, round %d: %s",
+              round, esmm_status_string(st));
+        device_download(round == 0 ? want : got, c, count * sizeof(float));
+        if (round > 0)
+            CHECK(memcmp(got, want, count * sizeof(float)) == 0,
+                  "stream switch before a workspace: the product on the second stream ran "
+                  "before the first stream's copy and extraction");
+        CHECK(esmm_pattern_destroy(pattern) == ESMM_STATUS_SUCCESS &&
+                  esmm_destroy(h) == ESMM_STATUS_SUCCESS,
+              "stream switch before a workspace: esmm_pattern_destroy, esmm_destroy");
+    }
+    free(want);
+    free(got);
+    device_free(a);
+    device_free(c);
+    device_free(workspace);
+    cuda_must(cudaStreamDestroy(first), "cudaStreamDestroy");
+    cuda_must(cudaStreamDestroy(second), "cudaStreamDestroy");
+}
+
 int main(int argc, char **argv)
 {
     const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
@@ -246,8 +324,10 @@ int main(int argc, char **argv)
     job_t alone = new_job(&device, backend);
     run_job(&alone);
     CHECK(alone.status == ESMM_STATUS_SUCCESS, "alone: %s", esmm_status_string(alone.status));
-    if (cuda)
+    if (cuda) {
         check_stream_switch(&device, alone.out);
+        check_switch_before_workspace(&device);
+    }
     job_t jobs[THREADS];
     pthread_t threads[THREADS];
     for (int t = 0; t < THREADS; t++) {

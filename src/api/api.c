@@ -131,9 +131,9 @@ esmm_status_t esmm_set_stream(esmm_handle_t handle, void *stream)
     if (handle->backend == ESMM_BACKEND_CPU && stream != NULL)
         return ESMM_STATUS_NOT_SUPPORTED;
     /* Work queued on the old stream may still use the workspace that calls
-     * on the new one will reuse. */
-    if (handle->backend == ESMM_BACKEND_CUDA && stream != handle->stream &&
-        handle->workspace != NULL) {
+     * on the new one will reuse, or write what they will read: a pattern
+     * extracted there, before the handle has any workspace. */
+    if (handle->backend == ESMM_BACKEND_CUDA && stream != handle->stream) {
         esmm_status_t st = handle->stream_switch != NULL
                                ? ESMM_STATUS_SUCCESS
                                : esmm_cuda_event_create(&handle->stream_switch);
