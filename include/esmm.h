@@ -66,7 +66,10 @@ const char *esmm_version(void);
 /* A short, constant, human-readable description; never NULL. */
 const char *esmm_status_string(esmm_status_t status);
 
-/* Creates a handle on the requested backend. On failure *handle is NULL. */
+/* Creates a handle on the requested backend. On failure *handle is NULL. A
+ * CUDA handle works on the device current when it is created: as with cuBLAS,
+ * that device must be current in every call on the handle and on the patterns
+ * and CSR descriptors made with it. */
 esmm_status_t esmm_create(esmm_handle_t *handle, esmm_backend_t backend);
 
 /* Releases the handle and its workspace. NULL is accepted and ignored. On the
@@ -187,11 +190,13 @@ esmm_status_t esmm_pattern_destroy(esmm_pattern_t pattern);
  * is planned as one with that operand along m or n, so another kernel may
  * run). X and ld are the operand the pattern was extracted from (same op and
  * shape); the caller's promise that the data do not change covers the copy
- * too, which is then read in place of whatever is passed. The copy takes
+ * too, which is then read in place of whatever operand is passed (the call
+ * still checks that one as esmm_sgemm does: it may not be NULL). The copy takes
  * about as much memory as the operand (its rows padded to 4 floats) on the
  * pattern's backend and device, until esmm_pattern_destroy; a second call
  * replaces it (freeing the first: a CUDA graph that captured a product
- * reading it must not be replayed after that). An operand already stored
+ * reading it must not be replayed after that, and no other handle may be
+ * using the pattern meanwhile). An operand already stored
  * along m or n, or an empty one, gets no copy, and the call succeeds. On the
  * CPU backend the copy changes no speed (its kernel packs both operands
  * whatever their layout). Allocates (not while a stream captures) and, on
@@ -263,7 +268,8 @@ typedef struct {
  * this handle did, or the last CSR product (esmm_scsrmm, esmm_scsrmv,
  * esmm_scsrmm_kernel) where one came after it: that reports its kernel and
  * ESMM_PATH_SPARSE where it went through B's compressed nonzeros
- * ("csr-sparse-b"), ESMM_PATH_DENSE for the other paths (ESMM_PATH_NONE
+ * ("csr-sparse-b" with more than one column, gathered: op(W) = W, or W^T
+ * prepared), ESMM_PATH_DENSE for the other paths (ESMM_PATH_NONE
  * with nothing to multiply), no densities (< 0) and ESMM_MASKS_NONE. A call
  * refused (for its arguments, or a lent workspace too small) leaves the
  * report as it was. The figures live
@@ -374,6 +380,8 @@ esmm_status_t esmm_csr_destroy(esmm_csr_t W);
  * atomics: faster, and the same bits on every run. It first checks W as
  * esmm_csr_validate does: invalid arrays give ESMM_STATUS_INVALID_VALUE and
  * leave no transpose. ESMM_OP_N needs nothing and returns at once.
+ * A second call for ESMM_OP_T replaces the transpose, so no other handle may
+ * be using W meanwhile.
  * Allocates, and on CUDA waits for the handle's stream; like cuSPARSE's
  * SpMM_preprocess, it belongs outside the hot loop.
  */

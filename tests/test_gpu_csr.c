@@ -26,11 +26,12 @@ typedef struct {
     esmm_csr_t descriptor;
     int32_t *d_row_ptr, *d_col_idx;
     float *d_values;
+    int prepared_t; /* esmm_csr_prepare(ESMM_OP_T) has run */
 } device_csr_t;
 
 static device_csr_t upload_csr(esmm_handle_t h, const host_csr_t *w)
 {
-    device_csr_t d = {h, w, NULL, NULL, NULL, NULL};
+    device_csr_t d = {h, w, NULL, NULL, NULL, NULL, 0};
     d.d_row_ptr = device_alloc((size_t)(w->rows + 1) * sizeof(int32_t));
     d.d_col_idx = device_alloc((size_t)max_i64(w->nnz, 1) * sizeof(int32_t));
     device_upload(d.d_row_ptr, w->row_ptr, (size_t)(w->rows + 1) * sizeof(int32_t));
@@ -86,6 +87,20 @@ static void run_and_check(device_csr_t *d, const product_t *p, const char *kerne
                                 p->ldb, &p->beta, p->d_c, p->ldc);
     cuda_must(cudaDeviceSynchronize(), "CSR product");
     CHECK(st == ESMM_STATUS_SUCCESS, "%s %s: %s", p->label, kernel, esmm_status_string(st));
+    if (strcmp(kernel, "csr-sparse-b") == 0) {
+        /* The report names B's compressed nonzeros only where they were read:
+         * more than one column, gathered (op N, or T prepared). */
+        const int multiplied = p->m > 0 && p->n > 0 && p->k > 0 && d->w->nnz > 0 &&
+                               p->alpha != 0.0f;
+        const int compressed = p->n > 1 && (p->op == ESMM_OP_N || d->prepared_t);
+        const esmm_path_t want = !multiplied ? ESMM_PATH_NONE
+                                 : compressed ? ESMM_PATH_SPARSE
+                                              : ESMM_PATH_DENSE;
+        esmm_info_t info;
+        CHECK(esmm_get_last_info(d->h, &info) == ESMM_STATUS_SUCCESS && info.path == want,
+              "%s %s: reported path %d, expected %d", p->label, kernel, (int)info.path,
+              (int)want);
+    }
     float *got = host_alloc(c_count, sizeof *got);
     device_download(got, p->d_c, (size_t)c_count * sizeof(float));
 
@@ -144,11 +159,14 @@ static void check_case(esmm_handle_t h, const host_csr_t *w, esmm_operation_t op
         run_and_check(&d, &p, "csr-dense-b", gathers_in_order);
         run_and_check(&d, &p, "csr-sparse-b", gathers_in_order);
     }
-    if (n == 1 && p.ldb == 1 && p.ldc == 1)
+    if (n == 1 && p.ldb == 1 && p.ldc == 1) {
         run_and_check(&d, &p, "mv", 0);
+        run_and_check(&d, &p, "csr-sparse-b", 0); /* runs as esmm_scsrmv */
+    }
     if (op == ESMM_OP_T) {
         const esmm_status_t st = esmm_csr_prepare(h, d.descriptor, ESMM_OP_T);
         CHECK(st == ESMM_STATUS_SUCCESS, "%s: esmm_csr_prepare: %s", label, esmm_status_string(st));
+        d.prepared_t = st == ESMM_STATUS_SUCCESS;
         run_and_check(&d, &p, "esmm", n > 1);
         if (n > 1) {
             run_and_check(&d, &p, "csr-dense-b", 1);

@@ -195,7 +195,9 @@ static esmm_status_t run_csrmm(esmm_handle_t handle, esmm_csr_t W, const esmm_cs
     if (p->k == 0 || p->w.nnz == 0 || p->alpha == 0.0f)
         return esmm_scale_c(handle, p->m, p->n, p->beta, p->c, p->ldc);
     handle->last.kernel = kernel;
-    handle->last.path = mode == ESMM_CSR_B_SPARSE ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
+    /* Asked for "csr-sparse-b", a product of one column or a scattered one
+     * runs the path it always runs, which reads B densely. */
+    handle->last.path = compressed ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
     if (handle->backend == ESMM_BACKEND_CPU) {
         if (p->op == ESMM_OP_N || !W->has_transpose)
             return esmm_cpu_csrmm(p);
