@@ -272,7 +272,9 @@ typedef struct {
  * prepared), ESMM_PATH_DENSE for the other paths (ESMM_PATH_NONE
  * with nothing to multiply), no densities (< 0) and ESMM_MASKS_NONE. A call
  * refused (for its arguments, or a lent workspace too small) leaves the
- * report as it was. The figures live
+ * report as it was; one that fails later (memory it could not have, a
+ * launch, or a C past the GPU's grid: ESMM_STATUS_NOT_SUPPORTED) leaves it
+ * describing that call, which did not complete. The figures live
  * on the device: this call waits for the
  * handle's stream, so keep it out of hot loops. extraction_ms is measured only
  * when esmm_set_timing(handle, 1) was called (it adds events to the stream).
