@@ -880,6 +880,15 @@ static void check_copies_read(const target_t *t, buffers_t *buf, const staged_t 
           esmm_status_string(st));
     if (st == ESMM_STATUS_SUCCESS)
         verify_same_bits(buf->path_c, buf->dense_c, s, label, non_finite);
+    /* The operands a copy replaces are still checked: NULL is refused. */
+    if (s->p.m > 0 && s->p.n > 0 && s->p.k > 0 && s->p.alpha != 0.0f) {
+        esmm_gemm_problem_t none = s->p;
+        none.a = copied_a ? NULL : none.a;
+        none.b = copied_b ? NULL : none.b;
+        CHECK(call_path(t, PATH_KEPT_COPIES, &none, pa, pb) == ESMM_STATUS_INVALID_VALUE,
+              "%s: esmm_sgemm_patterns (copies kept) took NULL for the copied operands",
+              s->label);
+    }
     if (nan_a != NULL)
         backend_free(t, nan_a);
     if (nan_b != NULL)
