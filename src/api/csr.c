@@ -196,7 +196,8 @@ static esmm_status_t run_csrmm(esmm_handle_t handle, esmm_csr_t W, const esmm_cs
         return esmm_scale_c(handle, p->m, p->n, p->beta, p->c, p->ldc);
     handle->last.kernel = kernel;
     /* Asked for "csr-sparse-b", a product of one column or a scattered one
-     * runs the path it always runs, which reads B densely. */
+     * runs the path it always runs (the matrix-vector kernels, the scatter),
+     * not B's compressed nonzeros. */
     handle->last.path = compressed ? ESMM_PATH_SPARSE : ESMM_PATH_DENSE;
     if (handle->backend == ESMM_BACKEND_CPU) {
         if (p->op == ESMM_OP_N || !W->has_transpose)
