@@ -26,6 +26,12 @@ esmm_cli_test(cli_csr_sweep 0 STDOUT "sweep csr-targets.*SpMV T"
               ARGS bench --op csrmm --sweep csr-targets --backend cpu --rows 30 --cols 25
                    --nnz-per-row 3 --n 6 --runs 1 --json ${CMAKE_CURRENT_BINARY_DIR}/cli_csr_sweep.json)
 
+# A generated W too large for the machine (2e9 entries, C of 2e9 x 128) is
+# refused before it is built: within the timeout, not after filling 24 GB.
+esmm_cli_test(cli_csr_generated_too_large 3 STDERR "host memory"
+              ARGS bench --op csrmm --backend cpu --rows 2000000000 --cols 1 --nnz-per-row 1
+                   --n 128 --runs 1)
+set_tests_properties(cli_csr_generated_too_large PROPERTIES TIMEOUT 20)
 esmm_cli_test(cli_csr_not_mtx 3 STDERR "cli.cmake"
               ARGS bench --op csrmm --backend cpu --w ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake)
 esmm_cli_test(cli_csr_missing_mtx 3 STDERR "no-such-file.mtx"

@@ -7,6 +7,7 @@
  * CTest runs of the esmm binary load (see cli.cmake). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -210,6 +211,10 @@ static void test_good_options(void)
     CHECK(parse_line("--size 8 --help --bogus", &o, &err) == 0 && o.help, "--help stops parsing");
     CHECK(parse_line("-h", &o, &err) == 0 && o.help, "-h");
     CHECK(parse_line("--alpha -2", &o, &err) == 0 && o.alpha == -2.0, "negative value after a flag");
+    /* FLT_MAX and FLT_MIN as numpy prints them round to them in float32. */
+    CHECK(parse_line("--alpha 3.4028235e38 --beta -1.17549435e-38", &o, &err) == 0 &&
+              (float)o.alpha == FLT_MAX && (float)o.beta == -FLT_MIN,
+          "FLT_MAX and FLT_MIN as printed: %s", err.text);
 }
 
 static void test_bad_options(void)
@@ -232,6 +237,7 @@ static void test_bad_options(void)
         {"--alpha nan", "not a finite number"},
         {"--alpha inf", "not a finite number"},
         {"--alpha 1e39", "out of range"},
+        {"--alpha -3.4028236e38", "out of range"},
         {"--beta", "--beta needs a value"},
         {"--density-a 1.5", "out of range"},
         {"--density-b -0.1", "out of range"},

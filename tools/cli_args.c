@@ -65,16 +65,21 @@ int cli_parse_double(const char *what, const char *text, double min, double max,
     if (!isfinite(value) || (errno == ERANGE && fabs(value) > 1.0))
         return cli_error_set(err, "%s: %.64s is not a finite number", what, text);
     if (value < min || value > max)
-        return cli_error_set(err, "%s: %.64s is out of range (%g to %g)", what, text, min, max);
+        return cli_error_set(err, "%s: %.64s is out of range (%.9g to %.9g)", what, text, min, max);
     *out = value;
     return 0;
 }
 
 int cli_parse_float(const char *what, const char *text, double *out, cli_error_t *err)
 {
+    /* Judged as the float32 the value becomes: up to half a unit past FLT_MAX
+     * (numpy prints FLT_MAX as 3.4028235e38, above it) it rounds to FLT_MAX. */
+    const double limit = nextafter((double)FLT_MAX + 0x1p103, 0.0);
     double value;
-    if (cli_parse_double(what, text, -FLT_MAX, FLT_MAX, &value, err) != 0)
+    if (cli_parse_double(what, text, -limit, limit, &value, err) != 0)
         return -1;
+    if (fabs(value) > FLT_MAX)
+        value = copysign((double)FLT_MAX, value);
     if (value == 0.0) {
         /* A zero read from a nonzero number: strtod says so with ERANGE. */
         errno = 0;
@@ -84,8 +89,9 @@ int cli_parse_float(const char *what, const char *text, double *out, cli_error_t
     }
     if (value != 0.0 && (float)value == 0.0f)
         return cli_error_set(err, "%s: %.64s rounds to zero in float32", what, text);
-    /* Products of subnormals keep fewer than 24 bits, past the checks' bound. */
-    if (value != 0.0 && fabs(value) < FLT_MIN)
+    /* Products of subnormals keep fewer than 24 bits, past the checks' bound.
+     * (Just below FLT_MIN, as numpy prints it, rounds up to it.) */
+    if (value != 0.0 && fabsf((float)value) < FLT_MIN)
         return cli_error_set(err, "%s: %.64s is subnormal in float32 (below %g)", what, text,
                              (double)FLT_MIN);
     *out = value;

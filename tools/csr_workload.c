@@ -245,6 +245,11 @@ int csr_workload_build(const csr_case_t *c, csr_workload_t *wl, cli_error_t *err
     memset(wl, 0, sizeof *wl);
     wl->homogeneous = c->homogeneous;
     wl->weight = c->weight;
+    /* A generated W too large for this machine is refused before it is
+     * built, as a file's is at its size line. */
+    if (c->w_path == NULL &&
+        check_declared_w(c, c->rows, c->cols, c->rows * c->nnz_per_row, err) != 0)
+        return ESMM_EXIT_RUNTIME;
     if ((c->w_path != NULL ? load_w(c, wl, err) : generate_w(c, &wl->w, err)) != 0)
         return ESMM_EXIT_RUNTIME;
     if (c->b_path != NULL && npy_load_f32(c->b_path, &wl->b_file, err) != NPY_OK)
