@@ -189,6 +189,12 @@ esmm_cli_test(cli_bench_mixed_generators 2 ARGS bench --pattern 11110000 --rando
 esmm_cli_test(cli_bench_files_disagree 2 STDERR "disagree"
               ARGS bench --load-a cli_fixtures/a.npy --load-b cli_fixtures/a.npy)
 esmm_cli_test(cli_bench_missing_file 3 STDERR "cannot open" ARGS bench --load-a no-such-file.npy)
+# A well-formed file holding no element is bad input data, not a bad command
+# line: exit 3 from both commands, without the pointer to the options.
+esmm_cli_test(cli_bench_empty_a 3 STDERR "zero_rows.npy: A is empty .0 x 20." NO_STDERR "for the options"
+              ARGS bench --backend cpu --load-a cli_fixtures/zero_rows.npy)
+esmm_cli_test(cli_bench_empty_b 3 STDERR "zero_rows.npy: B is empty .0 x 20." NO_STDERR "for the options"
+              ARGS bench --backend cpu --load-a cli_fixtures/a.npy --load-b cli_fixtures/zero_rows.npy)
 esmm_cli_test(cli_bench_not_npy 3 STDERR "not a .npy file"
               ARGS bench --load-a ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake)
 esmm_cli_test(cli_bench_wrong_dtype 3 STDERR "'<f8'" ARGS bench --load-b cli_fixtures/f8.npy)
@@ -209,6 +215,10 @@ esmm_cli_test(cli_analyze_disagree 2 STDERR "sizes disagree"
 esmm_cli_test(cli_analyze_no_memory 3 STDERR "host memory"
               ARGS analyze cli_fixtures/a.npy --n 4000000000 --backend cpu)
 esmm_cli_test(cli_analyze_missing_file 3 STDERR "cannot open" ARGS analyze no-such-file.npy)
+esmm_cli_test(cli_analyze_empty_a 3 STDERR "zero_rows.npy: A is empty .0 x 20." NO_STDERR "for the options"
+              ARGS analyze cli_fixtures/zero_rows.npy --backend cpu)
+esmm_cli_test(cli_analyze_empty_b 3 STDERR "zero_rows.npy: B is empty .0 x 20." NO_STDERR "for the options"
+              ARGS analyze cli_fixtures/a.npy cli_fixtures/zero_rows.npy --backend cpu)
 esmm_cli_test(cli_analyze_not_npy 3 STDERR "not a .npy file"
               ARGS analyze ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake)
 esmm_cli_test(cli_analyze_wrong_dtype 3 STDERR "'<f8'"

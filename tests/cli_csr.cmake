@@ -38,6 +38,9 @@ esmm_cli_test(cli_csr_missing_mtx 3 STDERR "no-such-file.mtx"
               ARGS bench --op csrmm --backend cpu --w no-such-file.mtx)
 esmm_cli_test(cli_csr_bad_b 3 STDERR "not a .npy file"
               ARGS bench --op csrmm --backend cpu --rows 8 --b ${CMAKE_CURRENT_SOURCE_DIR}/cli.cmake)
+esmm_cli_test(cli_csr_empty_b 3 STDERR "zero_rows.npy: B is empty .0 x 20." NO_STDERR "for the options"
+              ARGS bench --op csrmm --backend cpu --rows 8 --cols 20 --nnz-per-row 2
+                   --b cli_fixtures/zero_rows.npy)
 esmm_cli_test(cli_csr_b_shape 2 STDERR "B is 20 x 28, but op.W. = W is 8 x 10, so B must have 10 rows"
               ARGS bench --op csrmm --backend cpu --rows 8 --cols 10 --nnz-per-row 2
                    --b cli_fixtures/b.npy)

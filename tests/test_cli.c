@@ -466,11 +466,6 @@ static void test_shapes(void)
           "--m against the file: '%s'", err.text);
     parse_line("--load-a a.npy --size 64", &o, &err);
     CHECK(bench_resolve_shape(&o, a, none, 512, &m, &n, &k, &err) == -1, "--size 64 vs k = 32");
-    stored_shape_t empty = {0, 5, "e.npy"};
-    parse_line("--load-a e.npy", &o, &err);
-    CHECK(bench_resolve_shape(&o, empty, none, 512, &m, &n, &k, &err) == -1 &&
-              contains(err.text, "empty"),
-          "an empty matrix is refused: '%s'", err.text);
 }
 
 /* ---- .npy ------------------------------------------------------------- */
@@ -514,6 +509,42 @@ static void test_npy_round_trip(void)
     CHECK(npy_save_f32("/nonexistent-dir/x.npy", source, 3, 5, 7, &err) == NPY_ERR_IO &&
               contains(err.text, "cannot create"),
           "save into a missing directory: '%s'", err.text);
+}
+
+/* A file holding no element loads as such, and is refused as an operand. */
+static void test_npy_operand(void)
+{
+    cli_error_t err = {""};
+    npy_matrix_t loaded;
+    static const int64_t shapes[][2] = {{0, 5}, {4, 0}, {0, 0}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const int64_t rows = shapes[i][0], cols = shapes[i][1];
+        const char *path = temp_path("no_element.npy");
+        CHECK(npy_save_f32(path, NULL, rows, cols, cols > 0 ? cols : 1, &err) == NPY_OK,
+              "save %lld x %lld: %s", (long long)rows, (long long)cols, err.text);
+        CHECK(npy_load_f32(path, &loaded, &err) == NPY_OK && loaded.rows == rows &&
+                  loaded.cols == cols,
+              "%lld x %lld loads: %s", (long long)rows, (long long)cols, err.text);
+        npy_matrix_free(&loaded);
+        char expected[64];
+        snprintf(expected, sizeof expected, "no_element.npy: B is empty (%lld x %lld)",
+                 (long long)rows, (long long)cols);
+        CHECK(npy_load_operand(path, "B", &loaded, &err) == -1 && contains(err.text, expected) &&
+                  loaded.data == NULL && loaded.rows == 0 && loaded.cols == 0,
+              "%lld x %lld is refused as an operand, the output left empty: '%s'", (long long)rows,
+              (long long)cols, err.text);
+    }
+    float one = 2.0f;
+    const char *path = temp_path("one.npy");
+    CHECK(npy_save_f32(path, &one, 1, 1, 1, &err) == NPY_OK &&
+              npy_load_operand(path, "A", &loaded, &err) == 0 && loaded.rows == 1 &&
+              loaded.cols == 1 && loaded.data[0] == 2.0f,
+          "a 1 x 1 operand loads: %s", err.text);
+    npy_matrix_free(&loaded);
+    CHECK(npy_load_operand(temp_path("does-not-exist.npy"), "A", &loaded, &err) == -1 &&
+              contains(err.text, "cannot open"),
+          "an operand that cannot be read: '%s'", err.text);
+    remove(temp_path("no_element.npy"));
 }
 
 static void test_npy_variants(void)
@@ -1150,6 +1181,10 @@ static int write_fixtures(const char *dir)
         cli_error_set(&err, "cannot write %s", path);
         goto fail;
     }
+    /* A 0 x 20 matrix: well formed, but no operand. */
+    snprintf(path, sizeof path, "%s/zero_rows.npy", dir);
+    if (npy_save_f32(path, NULL, 0, 20, 20, &err) != NPY_OK)
+        goto fail;
     printf("fixtures written to %s\n", dir);
     return 0;
 fail:
@@ -1278,6 +1313,7 @@ int main(int argc, char **argv)
     test_analyze_options();
     test_shapes();
     test_npy_round_trip();
+    test_npy_operand();
     test_npy_variants();
     test_npy_malformed();
     test_dense_generator();

@@ -69,8 +69,8 @@ void analyze_print_usage(FILE *f)
     cli_print_options(f, analyze_option_specs, ANALYZE_OPTION_COUNT);
     fputs("\n"
           "exit status: 0 all good, 1 the library's extraction disagrees with the host's count or\n"
-          "a run failed, 2 bad command line or shapes, 3 unreadable/malformed file, out of\n"
-          "memory or CUDA error.\n",
+          "a run failed, 2 bad command line or shapes, 3 unreadable, malformed or empty file,\n"
+          "out of memory or CUDA error.\n",
           f);
 }
 
@@ -166,22 +166,12 @@ static double percent(double fraction)
 }
 
 /* op(A) is m x k: A stored m x k for N, k x m for T (and B alike). Returns an
- * ESMM_EXIT_* code, having said what was wrong: an empty matrix or too little
- * host memory is a runtime error, operands that disagree a usage one. */
+ * ESMM_EXIT_* code, having said what was wrong: too little host memory is a
+ * runtime error, operands that disagree a usage one. */
 static int settle_shapes(const analyze_options_t *o, analysis_t *an)
 {
     cli_error_t err = {""};
     bool ta = o->transa == ESMM_OP_T, tb = o->transb == ESMM_OP_T;
-    if (an->file_a.rows < 1 || an->file_a.cols < 1) {
-        cli_error_set(&err, "%s: A is empty (%" PRId64 " x %" PRId64 ")", o->path_a,
-                      an->file_a.rows, an->file_a.cols);
-        return runtime_error(&err);
-    }
-    if (o->path_b != NULL && (an->file_b.rows < 1 || an->file_b.cols < 1)) {
-        cli_error_set(&err, "%s: B is empty (%" PRId64 " x %" PRId64 ")", o->path_b,
-                      an->file_b.rows, an->file_b.cols);
-        return runtime_error(&err);
-    }
     an->m = ta ? an->file_a.cols : an->file_a.rows;
     an->k = ta ? an->file_a.rows : an->file_a.cols;
     double host_bytes;
@@ -385,9 +375,9 @@ static int report_esmm_run(analysis_t *an, const analyze_options_t *o)
 static int analyze(const analyze_options_t *o, analysis_t *an)
 {
     cli_error_t err = {""};
-    if (npy_load_f32(o->path_a, &an->file_a, &err) != NPY_OK)
+    if (npy_load_operand(o->path_a, "A", &an->file_a, &err) != 0)
         return runtime_error(&err);
-    if (o->path_b != NULL && npy_load_f32(o->path_b, &an->file_b, &err) != NPY_OK)
+    if (o->path_b != NULL && npy_load_operand(o->path_b, "B", &an->file_b, &err) != 0)
         return runtime_error(&err);
     const int shapes = settle_shapes(o, an);
     if (shapes != ESMM_EXIT_OK)

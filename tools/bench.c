@@ -364,9 +364,9 @@ static int prepare_inputs(const bench_options_t *o, const bench_session_t *sessi
                           bench_case_t *ctx, bench_problem_t *p)
 {
     cli_error_t err = {""};
-    if (o->load_a != NULL && npy_load_f32(o->load_a, &ctx->file_a, &err) != NPY_OK)
+    if (o->load_a != NULL && npy_load_operand(o->load_a, "A", &ctx->file_a, &err) != 0)
         return runtime_error(&err);
-    if (o->load_b != NULL && npy_load_f32(o->load_b, &ctx->file_b, &err) != NPY_OK)
+    if (o->load_b != NULL && npy_load_operand(o->load_b, "B", &ctx->file_b, &err) != 0)
         return runtime_error(&err);
     int64_t m, n, k;
     if (bench_resolve_shape(o, stored_shape(&ctx->file_a, o->load_a),

@@ -111,8 +111,8 @@ void bench_csr_print_usage(FILE *f)
           "so unwritten elements fail.\n"
           "\n"
           "exit status: 0 all good, 1 an esmm row failed its check or did not run, 2 bad command\n"
-          "line or B not matching op(W), 3 unreadable/malformed input file, out of memory or\n"
-          "CUDA error.\n",
+          "line or B not matching op(W), 3 unreadable, malformed or empty input file, out of\n"
+          "memory or CUDA error.\n",
           f);
 }
 

@@ -254,7 +254,7 @@ void bench_print_usage(FILE *f)
           "C starts as NaN (beta = 0) so unwritten elements fail.\n"
           "\n"
           "exit status: 0 all good, 1 a check or a kernel failed, 2 bad command line,\n"
-          "3 unreadable/malformed input file, out of memory or CUDA error.\n",
+          "3 unreadable, malformed or empty input file, out of memory or CUDA error.\n",
           f);
 }
 
@@ -652,9 +652,6 @@ static int settle_from_file(stored_shape_t s, const char *operand, bool transpos
 {
     if (s.path == NULL)
         return 0;
-    if (s.rows < 1 || s.cols < 1)
-        return cli_error_set(err, "%s: %s is empty (%" PRId64 " x %" PRId64 ")", s.path, operand,
-                             s.rows, s.cols);
     char source[200];
     snprintf(source, sizeof source, "%s (%s stored %" PRId64 " x %" PRId64 ", op %s)", s.path,
              operand, s.rows, s.cols, transposed ? "T" : "N");

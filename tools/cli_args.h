@@ -144,7 +144,8 @@ typedef struct {
 } stored_shape_t;
 
 /* m, n, k from the options (--size, --m, --n, --k, default_size) and the
- * loaded files, which must all agree. Returns 0, or -1 with err set. */
+ * loaded files (each with an element: npy_load_operand), which must all
+ * agree. Returns 0, or -1 with err set. */
 int bench_resolve_shape(const bench_options_t *options, stored_shape_t a, stored_shape_t b,
                         int64_t default_size, int64_t *m, int64_t *n, int64_t *k, cli_error_t *err);
 

@@ -9,7 +9,8 @@ enum {
     ESMM_EXIT_OK = 0,
     ESMM_EXIT_CHECK_FAILED = 1, /* a result failed verification, or a kernel failed */
     ESMM_EXIT_USAGE = 2,        /* bad command line: flag, value, kernel name, sizes */
-    ESMM_EXIT_RUNTIME = 3       /* unreadable or malformed file, out of memory, CUDA error */
+    ESMM_EXIT_RUNTIME = 3       /* unreadable, malformed or empty input file, out of
+                                 * memory, CUDA error */
 };
 
 typedef struct {

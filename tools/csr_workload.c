@@ -158,9 +158,6 @@ static int settle_b_shape(const csr_case_t *c, csr_workload_t *wl, cli_error_t *
         return cli_error_set(err, "%s: B is %" PRId64 " x %" PRId64 ", but op(W) = %s is %" PRId64
                                   " x %" PRId64 ", so B must have %" PRId64 " rows",
                              c->b_path, f->rows, f->cols, op_text, wl->m, wl->k, wl->k);
-    if (f->cols < 1)
-        return cli_error_set(err, "%s: B is empty (%" PRId64 " x %" PRId64 ")", c->b_path,
-                             f->rows, f->cols);
     if (c->n > 0 && f->cols != c->n)
         return cli_error_set(err, "%s: B has %" PRId64 " columns, but --n is %" PRId64, c->b_path,
                              f->cols, c->n);
@@ -252,7 +249,8 @@ int csr_workload_build(const csr_case_t *c, csr_workload_t *wl, cli_error_t *err
         return ESMM_EXIT_RUNTIME;
     if ((c->w_path != NULL ? load_w(c, wl, err) : generate_w(c, &wl->w, err)) != 0)
         return ESMM_EXIT_RUNTIME;
-    if (c->b_path != NULL && npy_load_f32(c->b_path, &wl->b_file, err) != NPY_OK)
+    if (c->b_path != NULL &&
+        npy_load_operand(c->b_path, c->op == BENCH_OP_CSRMV ? "x" : "B", &wl->b_file, err) != 0)
         return ESMM_EXIT_RUNTIME;
     wl->m = c->transpose == ESMM_OP_N ? wl->w.rows : wl->w.cols;
     wl->k = c->transpose == ESMM_OP_N ? wl->w.cols : wl->w.rows;

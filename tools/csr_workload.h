@@ -48,7 +48,7 @@ typedef struct {
 
 /* Generates or loads the case's inputs. Returns ESMM_EXIT_OK, or with err
  * set ESMM_EXIT_USAGE (B does not match op(W)) or ESMM_EXIT_RUNTIME (an
- * unreadable or malformed file, out of memory). */
+ * unreadable, malformed or empty file, out of memory). */
 int csr_workload_build(const csr_case_t *c, csr_workload_t *w, cli_error_t *err);
 
 void csr_workload_free(csr_workload_t *w);

@@ -400,6 +400,18 @@ npy_status_t npy_load_f32(const char *path, npy_matrix_t *out, cli_error_t *err)
     return st;
 }
 
+int npy_load_operand(const char *path, const char *operand, npy_matrix_t *out, cli_error_t *err)
+{
+    if (npy_load_f32(path, out, err) != NPY_OK)
+        return -1;
+    if (out->rows > 0 && out->cols > 0)
+        return 0;
+    cli_error_set(err, "%s: %s is empty (%" PRId64 " x %" PRId64 ")", path, operand, out->rows,
+                  out->cols);
+    npy_matrix_free(out);
+    return -1;
+}
+
 npy_status_t npy_save_f32(const char *path, const float *data, int64_t rows, int64_t cols,
                           int64_t ld, cli_error_t *err)
 {

@@ -30,8 +30,15 @@ typedef struct {
     float *data; /* rows x cols, row-major, leading dimension cols */
 } npy_matrix_t;
 
-/* On failure *out is left empty ({0, 0, NULL}) and err says why. */
+/* On failure *out is left empty ({0, 0, NULL}) and err says why. A shape
+ * with a 0 in it loads as a matrix with no element. */
 npy_status_t npy_load_f32(const char *path, npy_matrix_t *out, cli_error_t *err);
+
+/* npy_load_f32 for an operand of a product, which needs at least one row and
+ * one column: a file holding no element is refused too, as bad input data
+ * ("PATH: OPERAND is empty (R x C)"). Returns 0, or -1 with err set and *out
+ * left empty. */
+int npy_load_operand(const char *path, const char *operand, npy_matrix_t *out, cli_error_t *err);
 
 /* Writes rows x cols of a row-major matrix with leading dimension ld as
  * '<f4', C order, format 1.0. */
