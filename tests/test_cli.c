@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <errno.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "analyze.h"
@@ -545,6 +547,103 @@ static void test_npy_operand(void)
               contains(err.text, "cannot open"),
           "an operand that cannot be read: '%s'", err.text);
     remove(temp_path("no_element.npy"));
+}
+
+/* Loads the bytes through a pipe (/dev/fd/N), which cannot seek, as from
+ * `cat x.npy | esmm analyze /dev/stdin`. A writer process feeds it, so more
+ * than the pipe's buffer can pass. */
+static npy_status_t load_from_pipe(const unsigned char *bytes, size_t n, npy_matrix_t *out,
+                                   cli_error_t *err)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        cli_error_set(err, "pipe: %s", strerror(errno));
+        return NPY_ERR_IO;
+    }
+    pid_t writer = fork();
+    if (writer == 0) {
+        close(fds[0]);
+        for (size_t done = 0; done < n;) {
+            ssize_t written = write(fds[1], bytes + done, n - done);
+            if (written <= 0)
+                _exit(1);
+            done += (size_t)written;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    npy_status_t st = NPY_ERR_IO;
+    if (writer < 0) {
+        cli_error_set(err, "fork: %s", strerror(errno));
+    } else {
+        char path[64];
+        snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+        st = npy_load_f32(path, out, err);
+    }
+    close(fds[0]); /* a writer the loader stopped reading from ends on SIGPIPE */
+    if (writer > 0)
+        waitpid(writer, NULL, 0);
+    return st;
+}
+
+/* A pipe's length is unknown until it ends: what a header declares must not
+ * be allocated before the data arrives, and what does arrive must load. */
+static void test_npy_from_pipe(void)
+{
+    unsigned char buf[256];
+    npy_matrix_t loaded;
+    cli_error_t err = {""};
+
+    /* Past the first buffer (1 MiB), so the buffer grows twice. */
+    const int64_t rows = 700, cols = 1000;
+    char header[128];
+    snprintf(header, sizeof header,
+             "{'descr': '<f4', 'fortran_order': False, 'shape': (%lld, %lld), }\n",
+             (long long)rows, (long long)cols);
+    size_t header_bytes = build_npy(buf, sizeof buf, 1, 0, header, 0);
+    const size_t data_bytes = (size_t)(rows * cols) * sizeof(float);
+    const size_t total = header_bytes + data_bytes;
+    unsigned char *file = malloc(total);
+    CHECK(file != NULL, "out of host memory");
+    if (file == NULL)
+        return;
+    memcpy(file, buf, header_bytes);
+    for (int64_t i = 0; i < rows * cols; i++) {
+        float x = (float)i * 0.25f - 3.0f;
+        memcpy(file + header_bytes + (size_t)i * sizeof x, &x, sizeof x);
+    }
+    npy_status_t st = load_from_pipe(file, total, &loaded, &err);
+    bool equal = st == NPY_OK && loaded.rows == rows && loaded.cols == cols &&
+                 memcmp(loaded.data, file + header_bytes, data_bytes) == 0;
+    CHECK(equal, "a %lld x %lld matrix through a pipe loads bit for bit: %d '%s'", (long long)rows,
+          (long long)cols, (int)st, err.text);
+    npy_matrix_free(&loaded);
+    st = load_from_pipe(file, total - 4, &loaded, &err);
+    CHECK(st == NPY_ERR_TRUNCATED && contains(err.text, "(2799996 of 2800000 bytes present)"),
+          "one float short through a pipe: %d '%s'", (int)st, err.text);
+    free(file);
+
+    size_t n = build_npy(buf, sizeof buf, 1, 0,
+                         "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n", 20);
+    st = load_from_pipe(buf, n, &loaded, &err);
+    CHECK(st == NPY_ERR_TRAILING && contains(err.text, "unexpected bytes"),
+          "trailing bytes through a pipe: %d '%s'", (int)st, err.text);
+
+    /* Headers declaring 2^40 and 2^60 elements (4 TiB and 4 EiB, which no
+     * machine allocates), then 16 bytes: truncated, not out of memory. */
+    static const char *const huge[][2] = {
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576), }\n",
+         "(16 of 4398046511104 bytes present)"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648, 536870912), }\n",
+         "(16 of 4611686018427387904 bytes present)"},
+    };
+    for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        n = build_npy(buf, sizeof buf, 1, 0, huge[i][0], 16);
+        st = load_from_pipe(buf, n, &loaded, &err);
+        CHECK(st == NPY_ERR_TRUNCATED && contains(err.text, "truncated") &&
+                  contains(err.text, huge[i][1]) && loaded.data == NULL,
+              "a header promising more than the pipe holds: %d '%s'", (int)st, err.text);
+    }
 }
 
 static void test_npy_variants(void)
@@ -1314,6 +1413,7 @@ int main(int argc, char **argv)
     test_shapes();
     test_npy_round_trip();
     test_npy_operand();
+    test_npy_from_pipe();
     test_npy_variants();
     test_npy_malformed();
     test_dense_generator();

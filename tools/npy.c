@@ -15,6 +15,8 @@
 /* numpy writes headers of a few hundred bytes; anything far larger is garbage. */
 #define NPY_MAX_HEADER_LENGTH (1u << 20)
 #define NPY_MAX_RANK 16
+/* The first buffer for data read from a stream of unknown length. */
+#define NPY_FIRST_STREAM_CAPACITY ((size_t)1 << 20)
 
 typedef struct {
     char descr[32];
@@ -231,19 +233,25 @@ static void format_shape(const npy_header_t *h, char *out, size_t cap)
                  h->rank > NPY_MAX_RANK ? ", ..." : (h->rank == 1 ? "," : ""));
 }
 
-/* Reads exactly n bytes; distinguishes a read error from a short file. */
-static npy_status_t read_exact(FILE *f, void *buf, size_t n, const char *path, npy_status_t short_status,
-                               const char *short_what, cli_error_t *err)
+/* The error of a read that stopped after got of the n bytes it wanted: a read
+ * error, or short_status when the file ended. */
+static npy_status_t short_read(FILE *f, size_t got, size_t n, const char *path,
+                               npy_status_t short_status, const char *short_what, cli_error_t *err)
 {
-    size_t got = fread(buf, 1, n, f);
-    if (got == n)
-        return NPY_OK;
     if (ferror(f)) {
         cli_error_set(err, "%s: read error: %s", path, strerror(errno));
         return NPY_ERR_IO;
     }
     cli_error_set(err, "%s: %s (%zu of %zu bytes present)", path, short_what, got, n);
     return short_status;
+}
+
+/* Reads exactly n bytes; distinguishes a read error from a short file. */
+static npy_status_t read_exact(FILE *f, void *buf, size_t n, const char *path, npy_status_t short_status,
+                               const char *short_what, cli_error_t *err)
+{
+    size_t got = fread(buf, 1, n, f);
+    return got == n ? NPY_OK : short_read(f, got, n, path, short_status, short_what, err);
 }
 
 /* Bytes left from the current position, or -1 when the file cannot seek. */
@@ -316,6 +324,41 @@ static float *transpose_copy(const float *col_major, int64_t rows, int64_t cols)
     return out;
 }
 
+/* Reads the need data bytes into *out (allocated here; NULL on failure). A
+ * file whose length was checked gets its buffer at once. A stream of unknown
+ * length (a pipe) gets one that grows with the bytes that arrive, so a header
+ * declaring more than is sent costs no more memory than was sent. */
+static npy_status_t read_data(FILE *f, size_t need, bool length_checked, const char *path,
+                              const char *shape, float **out, cli_error_t *err)
+{
+    size_t capacity = need;
+    if (!length_checked && capacity > NPY_FIRST_STREAM_CAPACITY)
+        capacity = NPY_FIRST_STREAM_CAPACITY;
+    size_t got = 0;
+    unsigned char *data = NULL;
+    for (;;) {
+        unsigned char *grown = realloc(data, capacity + 1);
+        if (grown == NULL) {
+            free(data);
+            cli_error_set(err, "%s: cannot allocate %zu bytes for shape %s", path, capacity, shape);
+            return NPY_ERR_ALLOC;
+        }
+        data = grown;
+        got += fread(data + got, 1, capacity - got, f);
+        if (got == need) {
+            *out = (float *)data;
+            return NPY_OK;
+        }
+        if (got < capacity)
+            break;
+        capacity = capacity > need - capacity ? need : 2 * capacity;
+    }
+    free(data);
+    char what[256];
+    snprintf(what, sizeof what, "truncated: shape %s needs %zu data bytes", shape, need);
+    return short_read(f, got, need, path, NPY_ERR_TRUNCATED, what, err);
+}
+
 static npy_status_t load_body(FILE *f, const char *path, npy_matrix_t *out, cli_error_t *err)
 {
     npy_header_t h;
@@ -353,14 +396,8 @@ static npy_status_t load_body(FILE *f, const char *path, npy_matrix_t *out, cli_
                       remaining - need, shape);
         return NPY_ERR_TRAILING;
     }
-    float *data = malloc((size_t)need + 1);
-    if (data == NULL) {
-        cli_error_set(err, "%s: cannot allocate %" PRId64 " bytes for shape %s", path, need, shape);
-        return NPY_ERR_ALLOC;
-    }
-    char what[256];
-    snprintf(what, sizeof what, "truncated: shape %s needs %" PRId64 " data bytes", shape, need);
-    st = read_exact(f, data, (size_t)need, path, NPY_ERR_TRUNCATED, what, err);
+    float *data = NULL;
+    st = read_data(f, (size_t)need, remaining >= 0, path, shape, &data, err);
     if (st == NPY_OK && fgetc(f) != EOF) {
         cli_error_set(err, "%s: unexpected bytes after the data of shape %s", path, shape);
         st = NPY_ERR_TRAILING;
