@@ -3,8 +3,8 @@
  * (malformed files included), the input generators, operand statistics,
  * error measurement, JSON output and the sweep table.
  *
- * `test_cli --write-fixtures DIR` instead writes the .npy files that the
- * CTest runs of the esmm binary load (see cli.cmake). */
+ * `test_cli --write-fixtures DIR` instead writes the .npy (and .mtx) files
+ * that the CTest runs of the esmm binary load (see cli.cmake, mtx.cmake). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
 #include <float.h>
@@ -1284,6 +1284,21 @@ static int write_fixtures(const char *dir)
     snprintf(path, sizeof path, "%s/zero_rows.npy", dir);
     if (npy_save_f32(path, NULL, 0, 20, 20, &err) != NPY_OK)
         goto fail;
+    /* Symmetric W: one file with the lower triangle only, one listing (2, 1)
+     * and (1, 2) both. */
+    static const char *const mtx_files[][2] = {
+        {"symmetric_lower.mtx",
+         "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 2.0\n2 1 0.5\n3 3 1.0\n"},
+        {"symmetric_both.mtx", "%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n"
+                               "1 1 2.0\n2 1 0.5\n1 2 0.5\n3 3 1.0\n"},
+    };
+    for (size_t i = 0; i < sizeof mtx_files / sizeof mtx_files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, mtx_files[i][0]);
+        if (!write_bytes(path, mtx_files[i][1], strlen(mtx_files[i][1]))) {
+            cli_error_set(&err, "cannot write %s", path);
+            goto fail;
+        }
+    }
     printf("fixtures written to %s\n", dir);
     return 0;
 fail:

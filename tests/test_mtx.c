@@ -1,8 +1,10 @@
 /* Tests of the Matrix Market reader and writer: exact CSR arrays for general,
- * pattern, integer, symmetric and skew-symmetric files, comments, blank lines
- * and line endings, a bit-exact write/read round trip, writer errors, and a
- * table of malformed files that must each be refused with a message naming
- * the file and the line, leaving the output empty. */
+ * pattern, integer, symmetric and skew-symmetric files, the entry count the
+ * size check is asked (mirrors included), the warning on symmetric files
+ * storing entries above the diagonal, comments, blank lines and line
+ * endings, a bit-exact write/read round trip, writer errors, and a table of
+ * malformed files that must each be refused with a message naming the file
+ * and the line, leaving the output empty. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 
 #include <stdbool.h>
@@ -39,8 +41,10 @@ static bool csr_is_empty(const mtx_csr_t *m)
            m->values == NULL;
 }
 
-/* Writes text to a temporary file and reads it back; returns the reader's result. */
-static int read_text(const char *text, mtx_csr_t *m, cli_error_t *err)
+/* Writes text to a temporary file and reads it back through
+ * mtx_read_csr_checked; returns the reader's result. */
+static int read_text_checked(const char *text, mtx_size_check_t check, const void *context,
+                             mtx_csr_t *m, cli_error_t *warning, cli_error_t *err)
 {
     const char *path = temp_path("case.mtx");
     if (!write_file(path, text, strlen(text))) {
@@ -48,7 +52,13 @@ static int read_text(const char *text, mtx_csr_t *m, cli_error_t *err)
         return -2;
     }
     err->text[0] = '\0';
-    return mtx_read_csr(path, m, err);
+    return mtx_read_csr_checked(path, check, context, m, warning, err);
+}
+
+/* The same through mtx_read_csr. */
+static int read_text(const char *text, mtx_csr_t *m, cli_error_t *err)
+{
+    return read_text_checked(text, NULL, NULL, m, NULL, err);
 }
 
 /* Checks m against expected arrays; values NULL expects a pattern matrix.
@@ -167,6 +177,104 @@ static void test_symmetric(void)
                "3 3 2\n"
                "2 1 4\n3 2 -1\n",
                3, 3, 4, skew_row_ptr, skew_col_idx, skew_values);
+}
+
+/* A size check that refuses more entries than *context and records what it
+ * was asked in `asked`. */
+static int64_t asked;
+
+static int refuse_past(const void *context, int64_t rows, int64_t cols, int64_t entries,
+                       cli_error_t *err)
+{
+    (void)rows;
+    (void)cols;
+    asked = entries;
+    if (entries <= *(const int64_t *)context)
+        return 0;
+    return cli_error_set(err, "%lld entries is more than %lld", (long long)entries,
+                         (long long)*(const int64_t *)context);
+}
+
+static void test_size_check_counts_mirrors(void)
+{
+    static const struct {
+        const char *label, *text;
+        int64_t limit, asked;
+        int status;
+    } cases[] = {
+        {"general: the declared count",
+         "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 1 1\n3 1 1\n", 3, 3, 0},
+        {"symmetric: twice the declared count",
+         "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n2 1 1\n3 1 1\n", 6, 6, 0},
+        {"symmetric: refused where its mirrors do not fit",
+         "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n2 1 1\n3 1 1\n", 5, 6, -1},
+        {"skew-symmetric: twice the declared count, refused past 3",
+         "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1\n3 1 1\n", 3, 4, -1},
+        {"pattern symmetric, 2e9 declared: INT32_MAX, the most the reader takes",
+         "%%MatrixMarket matrix coordinate pattern symmetric\n1000 1000 2000000000\n1 1\n",
+         INT32_MAX, INT32_MAX, -1},
+    };
+    for (size_t i = 0; i < COUNT_OF(cases); i++) {
+        mtx_csr_t m;
+        cli_error_t err;
+        asked = -1;
+        int status = read_text_checked(cases[i].text, refuse_past, &cases[i].limit, &m, NULL, &err);
+        CHECK(status == cases[i].status && asked == cases[i].asked,
+              "%s: status %d (expected %d), the check was asked %lld entries (expected %lld): %s",
+              cases[i].label, status, cases[i].status, (long long)asked, (long long)cases[i].asked,
+              err.text);
+        if (cases[i].asked > cases[i].limit)
+            CHECK(strstr(err.text, "line 2: the size line") != NULL,
+                  "%s: the refusal names the size line: '%s'", cases[i].label, err.text);
+        if (status == 0)
+            mtx_csr_free(&m);
+    }
+}
+
+/* Reads text, which must succeed, and checks what the reader warns of: a
+ * warning holding every one of expect (NULL ends them), or none when expect[0]
+ * is NULL. */
+static void check_warning(const char *label, const char *text, const char *const *expect)
+{
+    mtx_csr_t m;
+    cli_error_t warning, err;
+    snprintf(warning.text, sizeof warning.text, "left from before");
+    int status = read_text_checked(text, NULL, NULL, &m, &warning, &err);
+    CHECK(status == 0, "%s: read failed: %s", label, err.text);
+    if (status == 0)
+        mtx_csr_free(&m);
+    if (expect[0] == NULL)
+        CHECK(warning.text[0] == '\0', "%s: unexpected warning '%s'", label, warning.text);
+    for (int i = 0; expect[i] != NULL; i++)
+        CHECK(strstr(warning.text, expect[i]) != NULL, "%s: warning '%s' lacks '%s'", label,
+              warning.text, expect[i]);
+}
+
+static void test_upper_triangle_warning(void)
+{
+    /* Both triangles listed: (2, 1) and (1, 2) each mirrored, so W[0][1] and
+     * W[1][0] each get two entries of 0.5, kept as the file says. */
+    const char *both = "%%MatrixMarket matrix coordinate real symmetric\n"
+                       "3 3 4\n"
+                       "1 1 2.0\n2 1 0.5\n1 2 0.5\n3 3 1.0\n";
+    check_read("symmetric, both triangles listed", both, 3, 3, 6, (const int32_t[]){0, 3, 5, 6},
+               (const int32_t[]){0, 1, 1, 0, 0, 2},
+               (const float[]){2.0f, 0.5f, 0.5f, 0.5f, 0.5f, 1.0f});
+    check_warning("symmetric, both triangles listed", both,
+                  (const char *const[]){"case.mtx: 1 of the 4 entries of this symmetric matrix lie "
+                                        "above the diagonal (the first on line 5)",
+                                        "lower triangle only", "counted twice", NULL});
+    check_warning("skew-symmetric, an entry above the diagonal",
+                  "%%MatrixMarket matrix coordinate real skew-symmetric\n"
+                  "3 3 3\n% comment\n1 2 4\n2 1 -4\n1 3 1\n",
+                  (const char *const[]){"2 of the 3 entries of this skew-symmetric matrix",
+                                        "(the first on line 4)", NULL});
+    check_warning("symmetric, lower triangle only",
+                  "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n3 1\n3 2\n",
+                  (const char *const[]){NULL});
+    check_warning("general, entries above the diagonal",
+                  "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1\n2 1 1\n",
+                  (const char *const[]){NULL});
 }
 
 static void test_layout(void)
@@ -448,6 +556,8 @@ int main(void)
     }
     test_general();
     test_symmetric();
+    test_size_check_counts_mirrors();
+    test_upper_triangle_warning();
     test_layout();
     test_round_trip();
     test_write_errors();

@@ -3,6 +3,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,8 +118,11 @@ static int check_declared_w(const void *context, int64_t rows, int64_t cols, int
 static int load_w(const csr_case_t *c, csr_workload_t *wl, cli_error_t *err)
 {
     mtx_csr_t *w = &wl->w;
-    if (mtx_read_csr_checked(c->w_path, check_declared_w, c, w, err) != 0)
+    cli_error_t warning;
+    if (mtx_read_csr_checked(c->w_path, check_declared_w, c, w, &warning, err) != 0)
         return -1;
+    if (warning.text[0] != '\0')
+        fprintf(stderr, "esmm bench: warning: %s\n", warning.text);
     if (w->rows < 1 || w->cols < 1)
         return cli_error_set(err, "%s: W is %" PRId64 " x %" PRId64 ": nothing to multiply",
                              c->w_path, w->rows, w->cols);

@@ -56,6 +56,13 @@ typedef struct {
     int64_t size_line; /* where the size line is, for messages */
 } mtx_header_t;
 
+/* Entries a symmetric or skew-symmetric file stores above the diagonal, where
+ * the format stores none. */
+typedef struct {
+    int64_t count;
+    int64_t first_line; /* of the first of them */
+} upper_entries_t;
+
 static int reader_fail(const line_reader_t *r, const char *fmt, ...) CLI_PRINTF_LIKE(2, 3);
 
 static int reader_fail(const line_reader_t *r, const char *fmt, ...)
@@ -357,7 +364,8 @@ static bool reserve_entry(entry_list_t *e, int64_t limit, bool with_values)
 }
 
 /* Reads the declared entries; *expanded counts them with their mirrors. */
-static int read_entries(line_reader_t *r, const mtx_header_t *h, entry_list_t *e, int64_t *expanded)
+static int read_entries(line_reader_t *r, const mtx_header_t *h, entry_list_t *e, int64_t *expanded,
+                        upper_entries_t *upper)
 {
     const bool pattern = h->field == FIELD_PATTERN;
     const int wanted = pattern ? 2 : 3;
@@ -388,6 +396,11 @@ static int read_entries(line_reader_t *r, const mtx_header_t *h, entry_list_t *e
         if (h->symmetry == SYMMETRY_SKEW && row == col)
             return reader_fail(r, "diagonal entry (%" PRId64 ", %" PRId64 ") in a skew-symmetric "
                                   "matrix (its diagonal is zero and is not stored)", row, col);
+        if (h->symmetry != SYMMETRY_GENERAL && row < col) {
+            if (upper->count == 0)
+                upper->first_line = r->line_number;
+            upper->count++;
+        }
         *expanded += h->symmetry != SYMMETRY_GENERAL && row != col ? 2 : 1;
         if (*expanded > INT32_MAX)
             return reader_fail(r, "with the mirrored entries the matrix has more than %d entries "
@@ -466,26 +479,48 @@ static int build_csr(const entry_list_t *e, const mtx_header_t *h, int64_t expan
     return 0;
 }
 
-/* Hands the declared sizes to the caller's check; its refusal names the size
- * line (the reader is still on it). */
+/* Hands the declared sizes to the caller's check, with the entries the file
+ * can hold once mirrored; the refusal names the size line (the reader is
+ * still on it). */
 static int check_declared_sizes(const line_reader_t *r, const mtx_header_t *h,
                                 mtx_size_check_t check, const void *context)
 {
     cli_error_t refusal = {""};
-    if (check == NULL || check(context, h->rows, h->cols, h->declared, &refusal) == 0)
+    /* Every off-diagonal entry gains its mirror; read_entries refuses more than INT32_MAX. */
+    int64_t most = h->symmetry == SYMMETRY_GENERAL ? h->declared : 2 * h->declared;
+    if (most > INT32_MAX)
+        most = INT32_MAX;
+    if (check == NULL || check(context, h->rows, h->cols, most, &refusal) == 0)
         return 0;
     return reader_fail(r, "the size line '%" PRId64 " %" PRId64 " %" PRId64 "' is refused: %s",
                        h->rows, h->cols, h->declared, refusal.text);
 }
 
+/* A file that lists both triangles has each off-diagonal value counted
+ * twice: worth saying, though the file is well formed. */
+static void warn_upper_entries(const line_reader_t *r, const mtx_header_t *h,
+                               const upper_entries_t *upper, cli_error_t *warning)
+{
+    if (warning == NULL || upper->count == 0)
+        return;
+    cli_error_set(warning, "%s: %" PRId64 " of the %" PRId64 " entries of this %s matrix lie above "
+                           "the diagonal (the first on line %" PRId64 "); the format stores the "
+                           "lower triangle only, and each entry is mirrored, so an entry listed "
+                           "on both sides of the diagonal is counted twice",
+                  r->path, upper->count, h->declared,
+                  h->symmetry == SYMMETRY_SKEW ? "skew-symmetric" : "symmetric", upper->first_line);
+}
+
 int mtx_read_csr(const char *path, mtx_csr_t *out, cli_error_t *err)
 {
-    return mtx_read_csr_checked(path, NULL, NULL, out, err);
+    return mtx_read_csr_checked(path, NULL, NULL, out, NULL, err);
 }
 
 int mtx_read_csr_checked(const char *path, mtx_size_check_t check, const void *context,
-                         mtx_csr_t *out, cli_error_t *err)
+                         mtx_csr_t *out, cli_error_t *warning, cli_error_t *err)
 {
+    if (warning != NULL)
+        warning->text[0] = '\0';
     memset(out, 0, sizeof *out);
     line_reader_t r;
     memset(&r, 0, sizeof r);
@@ -504,18 +539,21 @@ int mtx_read_csr_checked(const char *path, mtx_size_check_t check, const void *c
     entry_list_t entries;
     memset(&entries, 0, sizeof entries);
     int64_t expanded = 0;
+    upper_entries_t upper = {0, 0};
     int status = read_banner(&r, &h);
     if (status == 0)
         status = read_size_line(&r, &h);
     if (status == 0)
         status = check_declared_sizes(&r, &h, check, context);
     if (status == 0)
-        status = read_entries(&r, &h, &entries, &expanded);
+        status = read_entries(&r, &h, &entries, &expanded, &upper);
     if (status == 0)
         status = check_nothing_follows(&r, &h);
     if (status == 0 && build_csr(&entries, &h, expanded, out) != 0)
         status = cli_error_set(err, "%s: out of memory for a %" PRId64 " x %" PRId64 " CSR matrix with %"
                                PRId64 " entries", path, h.rows, h.cols, expanded);
+    if (status == 0)
+        warn_upper_entries(&r, &h, &upper, warning);
     free_entries(&entries);
     free(r.chunk);
     fclose(r.file);

@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (path == NULL)
         return 0;
     mtx_csr_t m;
-    cli_error_t err;
-    if (mtx_read_csr_checked(path, fits_harness, NULL, &m, &err) == 0) {
+    cli_error_t warning, err;
+    if (mtx_read_csr_checked(path, fits_harness, NULL, &m, &warning, &err) == 0) {
         if (esmm_csr_validate(cpu, m.rows, m.cols, m.nnz, m.row_ptr, m.col_idx) !=
             ESMM_STATUS_SUCCESS)
             abort(); /* the reader produced CSR the library refuses */
