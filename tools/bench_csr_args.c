@@ -63,13 +63,15 @@ static const cli_option_t csr_option_specs[] = {
     {"--weight", OPT_WEIGHT, "X", "the shared weight; implies --homogeneous [0.5]"},
     {"--w", OPT_W, "FILE.mtx",
      "W from a Matrix Market file (coordinate real|integer|pattern; rows are\n"
-     "                     sorted by column; a pattern file is homogeneous with weight 1)"},
+     "                     sorted by column; a pattern file is homogeneous with weight 1)\n"
+     "                     [generated: --rows, --cols, --nnz-per-row]"},
     {"--n", OPT_N, "N", "columns of B and C [128; csrmv: 1]"},
     {"--b-density", OPT_B_DENSITY, "D",
-     "each element of B (x) is nonzero with probability D, random nonzero\n"
-     "                     values there and exact zeros elsewhere [0.1]"},
+     "each element of B (csrmv: x) is nonzero with probability D, random\n"
+     "                     nonzero values there and exact zeros elsewhere [0.1]"},
     {"--b", OPT_B, "FILE.npy",
-     "B from a 2-D float32 .npy file, k x n (csrmv: k x 1 or 1 x k)"},
+     "B from a 2-D float32 .npy file, k x n (csrmv: x, k x 1 or 1 x k)\n"
+     "                     [generated: --n, --b-density]"},
     {"--transpose", OPT_TRANSPOSE, "N|T", "op(W) = W or W^T [N]"},
     {"--alpha", OPT_ALPHA, "X", "[1]"},
     {"--beta", OPT_BETA, "X", "[0]"},
