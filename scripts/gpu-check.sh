@@ -12,7 +12,7 @@
 # picks tools). Everything is
 # logged under $OUT. PARTS picks what runs after the build (default: all but
 # sanitize).
-#   OUT=dir [PARTS="tests ladder ops sweeps union keepcopy csr python sanitize"] scripts/gpu-check.sh
+#   OUT=dir [PARTS="tests ladder ops sweeps union keepcopy csr python sanitize"] [GPU_NAME=h100] scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-gpu-check-out}
@@ -23,6 +23,11 @@ PARTS=${PARTS:-tests ladder ops sweeps union keepcopy csr python}
 wants() { [[ " $PARTS " == *" $1 "* ]]; }
 
 nvidia-smi >"$OUT/build.log" 2>&1 || true
+# Results are named after the GPU that made them (h100-esmm.json, h200-esmm.json):
+# the model in nvidia-smi's name, or GPU_NAME.
+model=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 |
+  grep -oiE '[a-z]+[0-9]{2,}' | head -1 | tr '[:upper:]' '[:lower:]')
+GPU_NAME=${GPU_NAME:-${model:-gpu}}
 # The device copy of the tree may have no .git: pass ESMM_COMMIT from outside.
 export ESMM_COMMIT=${ESMM_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
@@ -40,7 +45,7 @@ if wants tests; then
   [ $status -eq 0 ] || (cd "$BUILD" && ctest --rerun-failed --output-on-failure 2>&1 | tail -60)
 fi
 if wants ladder; then
-  "$esmm" bench --kernel all --size 4096 --reference cpu --json "$OUT/h100-ladder.json" \
+  "$esmm" bench --kernel all --size 4096 --reference cpu --json "$OUT/$GPU_NAME-ladder.json" \
     >>"$OUT/bench.log" 2>&1 || status=1
   tail -14 "$OUT/bench.log"
 fi
@@ -51,12 +56,12 @@ if wants ops; then
     "$esmm" bench --kernel pipelined --size 4096 --transa "$1" --transb "$2" \
       --json "$OUT/ops-$1$2.json" 2>&1 | tail -3 || status=1
   done
-  python3 scripts/merge_results.py "$OUT/h100-pipelined-ops.json" "$OUT"/ops-*.json 2>/dev/null
+  python3 scripts/merge_results.py "$OUT/$GPU_NAME-pipelined-ops.json" "$OUT"/ops-*.json 2>/dev/null
   rm -f "$OUT"/ops-*.json
 fi
 if wants sweeps; then
-  "$esmm" bench --sweep targets --json "$OUT/h100-esmm.json" >"$OUT/sweep.log" 2>&1 || status=1
-  "$esmm" bench --sweep density --size 4096 --cached-b --json "$OUT/h100-density.json" \
+  "$esmm" bench --sweep targets --json "$OUT/$GPU_NAME-esmm.json" >"$OUT/sweep.log" 2>&1 || status=1
+  "$esmm" bench --sweep density --size 4096 --cached-b --json "$OUT/$GPU_NAME-density.json" \
     >>"$OUT/sweep.log" 2>&1 || status=1
   tail -40 "$OUT/sweep.log"
 fi
@@ -70,7 +75,7 @@ if wants union; then
       --runs 20 --no-check --json "$OUT/union-$(echo "$p" | tr -d ' -').json" 2>&1 | tail -6 ||
       status=1
   done
-  python3 scripts/merge_results.py "$OUT/h100-union.json" "$OUT"/union-*.json 2>/dev/null
+  python3 scripts/merge_results.py "$OUT/$GPU_NAME-union.json" "$OUT"/union-*.json 2>/dev/null
   rm -f "$OUT"/union-*.json
 fi
 if wants keepcopy; then
@@ -85,11 +90,11 @@ if wants keepcopy; then
         status=1
     done
   done
-  python3 scripts/merge_results.py "$OUT/h100-keep-copy.json" "$OUT"/keepcopy-*.json 2>/dev/null
+  python3 scripts/merge_results.py "$OUT/$GPU_NAME-keep-copy.json" "$OUT"/keepcopy-*.json 2>/dev/null
   rm -f "$OUT"/keepcopy-*.json
 fi
 if wants csr; then
-  "$esmm" bench --op csrmm --sweep csr-targets --json "$OUT/h100-spmm.json" \
+  "$esmm" bench --op csrmm --sweep csr-targets --json "$OUT/$GPU_NAME-spmm.json" \
     >"$OUT/csr.log" 2>&1 || status=1
   tail -60 "$OUT/csr.log"
 fi
