@@ -7,11 +7,10 @@
 # against cuSPARSE, and the Python
 # package's tests and real-data example against this build's libesmm (PyTorch,
 # CuPy and scikit-learn from the machine), and on request (PARTS=sanitize, it
-# takes long) compute-sanitizer's four tools over the GPU test programs and
-# short stress runs (SANITIZE_PROBLEMS each, 40 by default; SANITIZE_TOOLS
-# picks tools). Everything is
-# logged under $OUT. PARTS picks what runs after the build (default: all but
-# sanitize).
+# takes long) compute-sanitizer's four tools over the GPU test programs,
+# the CLI on four NT products and short stress runs (SANITIZE_PROBLEMS each,
+# 40 by default; SANITIZE_TOOLS picks tools). Everything is logged under
+# $OUT. PARTS picks what runs after the build (default: all but sanitize).
 #   OUT=dir [PARTS="tests ladder ops sweeps union keepcopy csr python sanitize"] [GPU_NAME=h100] scripts/gpu-check.sh
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -127,6 +126,19 @@ if wants sanitize; then
         --kernel-name-exclude kns=cusparse --error-exitcode 99 --print-limit 20 ./$t) \
         >"$log" 2>&1 || status=1
       echo "$tool $t: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1) ($(grep -E "passed, |^stress" "$log" | tail -2 | tr '\n' ' '))"
+    done
+    # The CLI over NT products past 2^32 multiply-adds, one per skipping
+    # form (warp lists, pair warps either way, strip warps), checked against
+    # the CPU backend; its own buffers are checked too.
+    for p in "--m 1031 --n 601 --k 7001 --density-a 0.25 --density-b 0.25" \
+             "--m 1031 --n 601 --k 7001 --density-a 0.125" "--m 601 --n 1031 --k 7001 --density-b 0.125" \
+             "--m 300 --n 8192 --k 2049 --density-a 0.25 --density-b 0.25"; do
+      log="$OUT/sanitize-$tool-cli.log"
+      # shellcheck disable=SC2086 # $p is a list of bench arguments
+      compute-sanitizer --tool "$tool" --kernel-name-exclude kns=cublas --error-exitcode 99 \
+        --print-limit 20 "$esmm" bench $p --transb T --kernel esmm --runs 1 --warmup 0 \
+        --reference cpu >"$log" 2>&1 || status=1
+      echo "$tool cli $p: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1) ($(grep -E "^esmm " "$log" | tr -s ' ' | cut -d' ' -f8-9))"
     done
   done
 fi

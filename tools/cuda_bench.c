@@ -59,13 +59,17 @@ int bench_device_alloc(void **ptr, size_t bytes, const char *what, cli_error_t *
     return 0;
 }
 
-/* Uploads one copy and replicates it, doubling the filled part each time. */
+/* Uploads one copy and replicates it, doubling the filled part each time.
+ * The padding after the first copy is zeroed first, so the replication reads
+ * no byte that nothing wrote (compute-sanitizer's initcheck). */
 int bench_fill_copies(float *slab, const float *host, int64_t count, int64_t stride,
                       int64_t copies, const char *what, cli_error_t *err)
 {
     cudaError_t e = host != NULL
                         ? cudaMemcpy(slab, host, (size_t)count * sizeof(float), cudaMemcpyHostToDevice)
                         : cudaMemset(slab, 0, (size_t)count * sizeof(float));
+    if (e == cudaSuccess && copies > 1 && stride > count)
+        e = cudaMemset(slab + count, 0, (size_t)(stride - count) * sizeof(float));
     for (int64_t filled = 1; e == cudaSuccess && filled < copies;) {
         const int64_t now = copies - filled < filled ? copies - filled : filled;
         e = cudaMemcpy(slab + filled * stride, slab, (size_t)(now * stride) * sizeof(float),
