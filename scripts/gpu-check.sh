@@ -138,7 +138,7 @@ if wants sanitize; then
       compute-sanitizer --tool "$tool" --kernel-name-exclude kns=cublas --error-exitcode 99 \
         --print-limit 20 "$esmm" bench $p --transb T --kernel esmm --runs 1 --warmup 0 \
         --reference cpu >"$log" 2>&1 || status=1
-      echo "$tool cli $p: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1) ($(grep -E "^esmm " "$log" | tr -s ' ' | cut -d' ' -f8-9))"
+      echo "$tool cli $p: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -1) ($(grep -E "^esmm {2,}" "$log" | tr -s ' ' | cut -d' ' -f8-9))"
     done
   done
 fi
