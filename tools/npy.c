@@ -487,7 +487,8 @@ npy_status_t npy_save_f32(const char *path, const float *data, int64_t rows, int
     float *row_buffer = swap ? malloc((size_t)cols * sizeof *row_buffer + 1) : NULL;
     if (swap && row_buffer == NULL)
         ok = false;
-    for (int64_t i = 0; ok && i < rows; i++) {
+    /* A shape with a 0 writes no data, and data may then be NULL. */
+    for (int64_t i = 0; ok && cols > 0 && i < rows; i++) {
         const float *row = data + i * ld;
         if (swap) {
             memcpy(row_buffer, row, (size_t)cols * sizeof *row);

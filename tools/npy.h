@@ -41,7 +41,7 @@ npy_status_t npy_load_f32(const char *path, npy_matrix_t *out, cli_error_t *err)
 int npy_load_operand(const char *path, const char *operand, npy_matrix_t *out, cli_error_t *err);
 
 /* Writes rows x cols of a row-major matrix with leading dimension ld as
- * '<f4', C order, format 1.0. */
+ * '<f4', C order, format 1.0 (data may be NULL when rows or cols is 0). */
 npy_status_t npy_save_f32(const char *path, const float *data, int64_t rows, int64_t cols,
                           int64_t ld, cli_error_t *err);
 
