@@ -5,6 +5,12 @@
 esmm_add_test(test_cli_csr SOURCES test_cli_csr.c LIBS esmm_tools)
 
 esmm_cli_test(cli_csr_help 0 STDOUT "usage: esmm bench --op csrmm.csrmv" ARGS bench --op csrmm --help)
+# A usage error's hint names the op asked for; a generated W that cannot fit
+# says where its width came from.
+esmm_cli_test(cli_csrmv_usage_hint 2 STDERR "run 'esmm bench --op csrmv --help'"
+              ARGS bench --op csrmv --no-such-option)
+esmm_cli_test(cli_csr_default_cols 2 STDERR "20000 nonzeros per row do not fit in 10000 columns .--cols's default."
+              ARGS bench --op csrmm --backend cpu --nnz-per-row 20000)
 esmm_cli_test(cli_csr_small 0 STDOUT "esmm +[0-9.]+ .* pass"
               ARGS bench --op csrmm --backend cpu --rows 50 --cols 40 --nnz-per-row 6 --n 8 --runs 2)
 esmm_cli_test(cli_csrmv_transposed 0 STDOUT "op.W. = W.T.*esmm +[0-9.]+ .* pass"

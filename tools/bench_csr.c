@@ -54,9 +54,13 @@ typedef struct {
     const char *check;
 } csr_sweep_line_t;
 
-static int usage_error(const cli_error_t *err)
+/* The hint names the op the command line asked for (the help is the same). */
+static int usage_error(bench_op_t op, const cli_error_t *err)
 {
-    return cli_usage_error("esmm bench", "esmm bench --op csrmm --help", err);
+    return cli_usage_error("esmm bench",
+                           op == BENCH_OP_CSRMV ? "esmm bench --op csrmv --help"
+                                                : "esmm bench --op csrmm --help",
+                           err);
 }
 
 static int runtime_error(const cli_error_t *err)
@@ -338,7 +342,7 @@ static int prepare_case(const csr_session_t *session, csr_bench_case_t *ctx)
     cli_error_t err = {""};
     int exit_code = csr_workload_build(ctx->c, &ctx->wl, &err);
     if (exit_code == ESMM_EXIT_USAGE)
-        return usage_error(&err);
+        return usage_error(ctx->c->op, &err);
     if (exit_code != ESMM_EXIT_OK)
         return runtime_error(&err);
     ctx->p = csr_workload_problem(&ctx->wl, ctx->c, session->handle);
@@ -408,7 +412,7 @@ static int run_case_steps(csr_session_t *session, csr_bench_case_t *ctx, csr_swe
             printf("%s; case skipped\n", err.text);
             return ESMM_EXIT_OK;
         }
-        return usage_error(&err);
+        return usage_error(c->op, &err);
     }
     ctx->warmup = o->warmup >= 0 ? o->warmup : session->cuda ? CUDA_DEFAULT_WARMUP : CPU_DEFAULT_WARMUP;
     int exit_code = prepare_case(session, ctx);
@@ -619,7 +623,7 @@ int bench_csr_command(int argc, char **argv)
     bench_csr_options_t o;
     cli_error_t err = {""};
     if (bench_csr_parse_args(argc, argv, &o, &err) != 0)
-        return usage_error(&err);
+        return usage_error(o.op, &err);
     if (o.help) {
         bench_csr_print_usage(stdout);
         return ESMM_EXIT_OK;

@@ -73,7 +73,7 @@ static const cli_option_t csr_option_specs[] = {
      "B from a 2-D float32 .npy file, k x n (csrmv: x, k x 1 or 1 x k)\n"
      "                     [generated: --n, --b-density]"},
     {"--transpose", OPT_TRANSPOSE, "N|T", "op(W) = W or W^T [N]"},
-    {"--alpha", OPT_ALPHA, "X", "[1]"},
+    {"--alpha", OPT_ALPHA, "X", "C = alpha op(W) B + beta C (csrmv: y, x) [1]"},
     {"--beta", OPT_BETA, "X", "[0]"},
     {"--runs", OPT_RUNS, "R", "timed runs; the median and the minimum are reported [20]"},
     {"--warmup", OPT_WARMUP, "W", "untimed runs before timing [CUDA 5, CPU 1]"},
@@ -316,9 +316,9 @@ static int check_w_size(const bench_csr_options_t *o, cli_error_t *err)
     /* The sweep's widest case has five times the base's nonzeros per row. */
     int64_t widest = o->sweep_targets ? 5 * per_row : per_row;
     if (widest > cols)
-        return cli_error_set(err, "%s%lld nonzeros per row do not fit in %lld columns%s",
+        return cli_error_set(err, "%s%lld nonzeros per row do not fit in %lld columns%s%s",
                              o->sweep_targets ? "the sweep's 5 x " : "", (long long)per_row,
-                             (long long)cols,
+                             (long long)cols, o->cols > 0 ? "" : " (--cols's default)",
                              o->sweep_targets ? " (its 5x nonzeros per row case)" : "");
     if (widest > INT32_MAX / rows)
         return cli_error_set(err, "%lld rows x %lld nonzeros per row is more than the 2^31 - 1 "
