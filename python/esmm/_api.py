@@ -19,11 +19,13 @@ def _op(transpose):
 
 
 def _handle_for(m, stream):
-    """This thread's handle for m's backend, running on `stream` (CUDA)."""
+    """This thread's handle for m's backend, running on `stream` (CUDA; a
+    Stream from on_device)."""
     h = _lib.handle(m.backend, m.device)
     if m.backend == _lib.BACKEND_CUDA:
-        _lib.call("esmm_set_stream", h, stream)
-    return h
+        _lib.call("esmm_set_stream", h.value, stream.ptr)
+        h.stream = stream.owner
+    return h.value
 
 
 def _output(out, like, rows, cols, beta):
@@ -43,7 +45,7 @@ def _product_shape(A, B, transpose_a, transpose_b):
 
 
 def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, transpose_a=False, transpose_b=False,
-           pattern_b=None):
+           pattern_a=None, pattern_b=None):
     """out = alpha * op(a) @ op(b) + beta * out, skipping the work zeros make
     unnecessary; op(x) is x or x.T (transpose_a / transpose_b).
 
@@ -52,9 +54,10 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, transpose_a=False, transpose_
     CuPy arrays on the GPU, on the current stream, asynchronously as the
     framework's own operations do. Returns out (a new array of a's kind when
     out is None). Nothing is copied; an array that would need a copy raises
-    ValueError, a wrong dtype TypeError. pattern_b: a Pattern of op(b) from
-    esmm.pattern_b, reused instead of extracting b's again. out must not
-    overlap a or b or be read-only (ValueError)."""
+    ValueError, a wrong dtype TypeError. pattern_a, pattern_b: Patterns of
+    op(a) and op(b) from esmm.pattern_a and esmm.pattern_b, reused instead of
+    extracting the operand's again. out must not overlap a or b or be
+    read-only (ValueError)."""
     A, B = describe(a, "a"), describe(b, "b")
     m, n, k = _product_shape(A, B, transpose_a, transpose_b)
     out, C = _output(out, A, m, n, beta)
@@ -65,24 +68,34 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, transpose_a=False, transpose_
     with on_device(A) as stream:
         h = _handle_for(A, stream)
         alpha_c, beta_c = _lib.scalar(alpha), _lib.scalar(beta)
-        if pattern_b is None:
+        if pattern_a is None and pattern_b is None:
             _lib.call("esmm_sgemm", h, _op(transpose_a), _op(transpose_b), m, n, k, alpha_c,
                       A.ptr, A.ld, B.ptr, B.ld, beta_c, C.ptr, C.ld)
         else:
             _lib.call("esmm_sgemm_patterns", h, _op(transpose_a), _op(transpose_b), m, n, k,
-                      alpha_c, A.ptr, A.ld, None, B.ptr, B.ld, pattern_b.value, beta_c, C.ptr,
-                      C.ld)
+                      alpha_c, A.ptr, A.ld, pattern_a and pattern_a.value, B.ptr, B.ld,
+                      pattern_b and pattern_b.value, beta_c, C.ptr, C.ld)
     return out
 
 
 class Pattern:
     """The zero pattern of a static operand, extracted once (esmm_pattern_*).
     The caller promises the operand does not change while the pattern is
-    used."""
+    used. It owns the library's pattern (and kept copy), so it is neither
+    copied nor pickled: extract another instead."""
 
     def __init__(self, value, backend, device):
         self.value = value
         self.backend, self.device = backend, device
+
+    def __copy__(self):
+        raise TypeError("an esmm Pattern owns its masks and cannot be copied; extract another")
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce__(self):
+        raise TypeError("an esmm Pattern lives in libesmm's memory and cannot be pickled")
 
     @property
     def density(self):
@@ -92,7 +105,7 @@ class Pattern:
         return d.value
 
     def __del__(self):
-        if self.value:
+        if getattr(self, "value", None):
             _lib.lib().esmm_pattern_destroy(self.value)
 
 
@@ -108,11 +121,16 @@ def _extract(which, x, name, transpose, keep_copy):
         pattern = Pattern(value, X.backend, X.device)
         if keep_copy:
             _lib.call("esmm_pattern_keep_copy", handle, value, X.ptr, X.ld)
+        # Waited for, so that the pattern is whole wherever it is used next:
+        # on another stream, or another thread's handle.
+        stream.synchronize()
     return pattern
 
 
 def pattern_a(a, *, transpose_a=False, keep_copy=False):
-    """Pattern of op(a), for esmm.analyze or repeated products. keep_copy:
+    """Pattern of op(a), to pass to esmm.matmul(pattern_a=...) while a is
+    unchanged. On the GPU the call waits for the extraction, so the pattern
+    may be used on any stream or thread. keep_copy:
     the pattern also keeps a copy of a laid out along m where a is stored
     along k (transpose_a False), which products given the pattern read
     instead (esmm_pattern_keep_copy; as much memory again as a)."""
@@ -121,7 +139,8 @@ def pattern_a(a, *, transpose_a=False, keep_copy=False):
 
 def pattern_b(b, *, transpose_b=False, keep_copy=False):
     """Pattern of op(b), to pass to esmm.matmul(pattern_b=...) while b is
-    unchanged (for example a layer's weights). keep_copy: the pattern also
+    unchanged (for example a layer's weights); as pattern_a, it is whole
+    when the call returns. keep_copy: the pattern also
     keeps a copy of b laid out along n where b is stored along k
     (transpose_b True, as a layer's weights are), which products given the
     pattern read instead (esmm_pattern_keep_copy; as much memory again as
@@ -132,8 +151,8 @@ def pattern_b(b, *, transpose_b=False, keep_copy=False):
 @dataclass
 class Analysis:
     """What esmm sees in op(a) (and op(b)) and what esmm.matmul does with
-    them. Densities are fractions of (32-wide strip, 8-deep k block) slices
-    holding a nonzero: the granularity at which esmm skips."""
+    them. Densities are fractions of (32-wide strip, k) slices holding a
+    nonzero: a strip's k is skipped where it holds none."""
     zero_fraction_a: float
     slice_density_a: float
     zero_fraction_b: Optional[float] = None

@@ -22,6 +22,7 @@ class Matrix:
     kind: str  # "numpy", "torch", "cupy" or "cuda" (another __cuda_array_interface__)
     device: object  # None for host memory, else the CUDA device index
     array: object  # the caller's object
+    stream: int = 0  # another CUDA array's stream, from its interface (0: none named)
 
     @property
     def backend(self):
@@ -99,9 +100,14 @@ def describe(x, name, written=False):
         ld = _row_stride(name, *shape, elements)
         if written and interface["data"][1]:
             raise _read_only(name)
+        if interface.get("mask") is not None:
+            raise ValueError(f"{name}: a masked array; esmm reads every element")
         kind = "cupy" if _is_cupy(x) else "cuda"
         device = x.device.id if kind == "cupy" else 0
-        return Matrix(interface["data"][0], *shape, ld, kind, device, x)
+        # The interface's stream (version 3) is where the array's producer
+        # queued its work: running there orders esmm's reads after it.
+        return Matrix(interface["data"][0], *shape, ld, kind, device, x,
+                      interface.get("stream") or 0)
     raise TypeError(f"{name}: {type(x).__name__} is not an array esmm takes (NumPy, torch, "
                     "CuPy or __cuda_array_interface__)")
 
@@ -154,22 +160,38 @@ def empty_like(m, rows, cols):
     raise TypeError("out= is needed for arrays other than NumPy, torch and CuPy")
 
 
+@dataclass
+class Stream:
+    ptr: int  # the cudaStream_t to run on
+    owner: object  # the framework's stream object (None for a bare handle)
+
+    def synchronize(self):
+        """Waits for the work queued on the stream so far."""
+        if self.owner is not None:
+            self.owner.synchronize()
+
+
 @contextlib.contextmanager
 def on_device(m):
-    """Makes m's device current and yields the stream to run on (an int
-    cudaStream_t; 0, the legacy default stream, for other CUDA arrays)."""
+    """Makes m's device current and yields the Stream to run on: the
+    framework's current stream, or for other CUDA arrays the stream their
+    __cuda_array_interface__ names (0, the legacy default stream, where it
+    names none)."""
     if m.kind == "torch" and m.device is not None:
         import torch
 
         with torch.cuda.device(m.device):
-            yield torch.cuda.current_stream(m.device).cuda_stream
+            stream = torch.cuda.current_stream(m.device)
+            yield Stream(stream.cuda_stream, stream)
     elif m.kind == "cupy":
         import cupy
 
         with cupy.cuda.Device(m.device):
-            yield cupy.cuda.get_current_stream().ptr
+            stream = cupy.cuda.get_current_stream()
+            yield Stream(stream.ptr, stream)
     else:
-        yield 0
+        stream = m.stream or 0
+        yield Stream(stream, None)
 
 
 def zero_fraction(m):

@@ -128,12 +128,17 @@ def version():
 
 class _Handle:
     def __init__(self, backend):
+        self.value = None  # set only once esmm_create succeeded
+        # The framework's object of the stream the handle is bound to: esmm
+        # orders the handle's next stream after this one, so it must outlive
+        # the binding (a CuPy stream is destroyed with its object).
+        self.stream = None
         handle = _p()
         call("esmm_create", ctypes.byref(handle), backend)
         self.value = handle
 
     def __del__(self):
-        if self.value and _library is not None:
+        if getattr(self, "value", None) and _library is not None:
             _library.esmm_destroy(self.value)
 
 
@@ -141,7 +146,7 @@ _handles = threading.local()
 
 
 def handle(backend, device=None):
-    """This thread's handle for the backend (and CUDA device, which must be
+    """This thread's _Handle for the backend (and CUDA device, which must be
     current when it is first asked for): a handle serves one thread at a
     time."""
     cache = getattr(_handles, "by_key", None)
@@ -150,7 +155,7 @@ def handle(backend, device=None):
     key = (backend, device)
     if key not in cache:
         cache[key] = _Handle(backend)
-    return cache[key].value
+    return cache[key]
 
 
 def scalar(value):

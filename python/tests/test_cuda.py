@@ -117,6 +117,75 @@ def test_linear_refresh_after_a_change_through_data(rng):
         assert torch.allclose(layer(x), want, rtol=1e-5, atol=1e-5)
 
 
+def test_linear_copies_keep_their_own_patterns(rng):
+    # A copy shares the weight or has its own, and its pattern follows:
+    # neither a later layer nor the original's end may change its result.
+    import copy
+    import gc
+
+    x = torch.randn(6, 64, device="cuda")
+    with torch.no_grad():
+        layer = esmm.torch.Linear(64, 16, keep_copy=True).cuda()
+        layer.weight[:, :32] = 0
+        layer(x)
+        shallow, deep = copy.copy(layer), copy.deepcopy(layer)
+        deep.weight.mul_(2)
+        want = torch.nn.functional.linear(x, layer.weight, layer.bias)
+        want_deep = torch.nn.functional.linear(x, deep.weight, deep.bias)
+        assert torch.allclose(deep(x), want_deep, rtol=1e-5, atol=1e-5)
+        assert torch.allclose(layer(x), want, rtol=1e-5, atol=1e-5)
+        # New layers until one takes the ended original's id (a key by id
+        # once let the copy read that layer's weight).
+        ended = id(layer)
+        del layer
+        gc.collect()
+        others = []
+        for _ in range(200):
+            others.append(esmm.torch.Linear(64, 16, keep_copy=True).cuda())
+            others[-1](x)
+            if id(others[-1]) == ended:
+                break
+        assert torch.allclose(shallow(x), want, rtol=1e-5, atol=1e-5)
+        assert torch.allclose(deep(x), want_deep, rtol=1e-5, atol=1e-5)
+    registered = len(esmm.torch._patterns)
+    del shallow, deep, others
+    gc.collect()
+    assert len(esmm.torch._patterns) < registered  # the entries go with their modules
+
+
+def test_linear_with_an_inference_weight(rng):
+    # A weight made under inference_mode has no version counter.
+    with torch.inference_mode():
+        layer = esmm.torch.Linear(64, 8).cuda()
+        x = torch.randn(4, 64, device="cuda")
+        want = torch.nn.functional.linear(x, layer.weight, layer.bias)
+        assert torch.allclose(layer(x), want, rtol=1e-5, atol=1e-5)
+
+
+def test_pattern_from_a_side_stream_serves_another_thread(rng):
+    # The extraction is waited for, so a product on another thread's handle
+    # and stream reads whole masks.
+    import threading
+
+    a = cuda(blocky(rng, 256, 512, 0.25))
+    w = cuda(blocky(rng, 384, 512, 0.25))
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        pattern = esmm.pattern_b(w, transpose_b=True, keep_copy=True)
+    want = esmm.matmul(a, w, transpose_b=True)
+    got = {}
+
+    def other():
+        with torch.cuda.stream(torch.cuda.Stream()):
+            got["c"] = esmm.matmul(a, w, transpose_b=True, pattern_b=pattern)
+            torch.cuda.current_stream().synchronize()
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert torch.equal(got["c"], want)
+
+
 def test_linear_inside_torch_compile(rng):
     layer = esmm.torch.Linear(64, 32).cuda()
     model = torch.nn.Sequential(torch.nn.ReLU(), layer)
@@ -133,3 +202,44 @@ def test_cupy_matches_float64(rng):
     c = esmm.matmul(cupy.asarray(a), cupy.asarray(b))
     assert isinstance(c, cupy.ndarray)
     assert_close(cupy.asnumpy(c), *reference(a, b))
+
+
+def test_cupy_stream_may_end_after_a_product(rng):
+    # The thread's handle stays bound to the last stream it ran on, and
+    # orders its next stream after it: that stream must outlive the binding
+    # even when the caller drops it.
+    import gc
+
+    cupy = pytest.importorskip("cupy")
+    a, b = blocky(rng, 200, 300, 0.25), blocky(rng, 300, 100, 0.25)
+    for _ in range(3):
+        with cupy.cuda.Stream(non_blocking=True):
+            first = esmm.matmul(cupy.asarray(a), cupy.asarray(b))
+            cupy.cuda.get_current_stream().synchronize()
+        gc.collect()
+        with cupy.cuda.Stream(non_blocking=True) as stream:
+            second = esmm.matmul(cupy.asarray(a), cupy.asarray(b))
+            stream.synchronize()
+        assert np.array_equal(cupy.asnumpy(first), cupy.asnumpy(second))
+    assert_close(cupy.asnumpy(second), *reference(a, b))
+
+
+def test_cuda_array_interface_stream_and_mask(rng):
+    # Another __cuda_array_interface__ array runs on the stream it names;
+    # a masked one is refused.
+    cupy = pytest.importorskip("cupy")
+    a = cupy.asarray(blocky(rng, 64, 96, 0.5))
+    b = cupy.asarray(blocky(rng, 96, 48, 0.5))
+
+    class Plain:
+        def __init__(self, x, **extra):
+            self.__cuda_array_interface__ = dict(x.__cuda_array_interface__, **extra)
+
+    stream = cupy.cuda.Stream(non_blocking=True)
+    out = cupy.empty((64, 48), dtype=cupy.float32)
+    esmm.matmul(Plain(a, stream=stream.ptr), Plain(b, stream=stream.ptr),
+                out=Plain(out, stream=stream.ptr))
+    stream.synchronize()
+    assert_close(cupy.asnumpy(out), *reference(cupy.asnumpy(a), cupy.asnumpy(b)))
+    with pytest.raises(ValueError, match="masked"):
+        esmm.matmul(Plain(a, mask=a), b)

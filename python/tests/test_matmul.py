@@ -82,6 +82,25 @@ def test_reused_pattern_gives_the_same_bits(rng):
     kept = esmm.pattern_b(w, transpose_b=True, keep_copy=True)
     assert kept.density == pattern.density
     assert np.array_equal(esmm.matmul(a, w, transpose_b=True, pattern_b=kept), every)
+    # A's pattern too, alone and beside B's, kept copy or not.
+    a_pattern = esmm.pattern_a(a)
+    a_kept = esmm.pattern_a(a, keep_copy=True)
+    for pa in (a_pattern, a_kept):
+        assert np.array_equal(esmm.matmul(a, w, transpose_b=True, pattern_a=pa), every)
+        assert np.array_equal(
+            esmm.matmul(a, w, transpose_b=True, pattern_a=pa, pattern_b=kept), every)
+
+
+def test_patterns_are_neither_copied_nor_pickled(rng):
+    # Each Pattern frees its masks once: a copy would free them twice.
+    import copy
+    import pickle
+
+    pattern = esmm.pattern_b(blocky(rng, 32, 40, 0.5), keep_copy=True)
+    for make in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match="Pattern"):
+            make(pattern)
+    assert 0.0 < pattern.density < 1.0  # still whole
 
 
 @pytest.mark.parametrize("bad,error,words", [
