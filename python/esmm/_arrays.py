@@ -6,6 +6,7 @@ __cuda_array_interface__ go to the CUDA backend, on the caller's current
 stream. Nothing is copied: an array the library cannot read in place is an
 error that says what to do."""
 import contextlib
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,9 @@ class Matrix:
 
 
 def _is_torch(x):
-    return type(x).__module__.split(".")[0] == "torch"
+    # A tensor exists only once torch is imported; subclasses count too.
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
 
 
 def _is_cupy(x):

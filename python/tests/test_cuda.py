@@ -72,6 +72,18 @@ def test_torch_sparse_csr(rng):
     assert_close(y.cpu().numpy().reshape(64, 1), want, bound)
 
 
+def test_torch_subclass_is_a_torch_tensor(rng):
+    # A subclass made outside torch runs as torch (its device, its stream,
+    # a torch result), not as a bare __cuda_array_interface__.
+    class Tagged(torch.Tensor):
+        pass
+
+    a, b = blocky(rng, 40, 72, 0.5), blocky(rng, 72, 24, 0.5)
+    c = esmm.matmul(cuda(a).as_subclass(Tagged), cuda(b).as_subclass(Tagged))
+    assert isinstance(c, torch.Tensor)
+    assert_close(c.cpu().numpy(), *reference(a, b))
+
+
 def test_linear_matches_torch(rng):
     torch.manual_seed(0)
     layer = torch.nn.Linear(96, 40).cuda()
