@@ -129,8 +129,8 @@ def _extract(which, x, name, transpose, keep_copy):
 
 def pattern_a(a, *, transpose_a=False, keep_copy=False):
     """Pattern of op(a), to pass to esmm.matmul(pattern_a=...) while a is
-    unchanged. On the GPU the call waits for the extraction, so the pattern
-    may be used on any stream or thread. keep_copy:
+    unchanged. For torch tensors and CuPy arrays the call waits for the
+    extraction, so the pattern may be used on any stream or thread. keep_copy:
     the pattern also keeps a copy of a laid out along m where a is stored
     along k (transpose_a False), which products given the pattern read
     instead (esmm_pattern_keep_copy; as much memory again as a)."""
