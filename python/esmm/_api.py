@@ -6,8 +6,8 @@ from typing import Optional
 import numpy as np
 
 from . import _lib
-from ._arrays import (_is_torch, apart, describe, empty_like, on_device, same_place,
-                      zero_fraction)
+from ._arrays import (_is_torch, apart, describe, empty_like, mark_written, on_device,
+                      same_place, zero_fraction)
 
 _PATHS = {0: "none", 1: "dense", 2: "sparse"}
 # esmm_masks_source_t: whether the product used masks, or why not.
@@ -75,6 +75,7 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, transpose_a=False, transpose_
             _lib.call("esmm_sgemm_patterns", h, _op(transpose_a), _op(transpose_b), m, n, k,
                       alpha_c, A.ptr, A.ld, pattern_a and pattern_a.value, B.ptr, B.ld,
                       pattern_b and pattern_b.value, beta_c, C.ptr, C.ld)
+    mark_written(C)
     return out
 
 
@@ -306,6 +307,7 @@ def csrmm(w, b, *, out=None, alpha=1.0, beta=0.0, transpose_w=False):
                           _lib.scalar(alpha), B.ptr, B.ld, _lib.scalar(beta), C.ptr, C.ld)
         finally:
             _lib.lib().esmm_csr_destroy(descriptor)
+    mark_written(C)
     # The int32 index copies in `keep` were alive until the product was
     # queued; on CUDA the framework's allocator orders their reuse after it.
     del keep

@@ -197,6 +197,15 @@ def on_device(m):
         yield Stream(stream, None)
 
 
+def mark_written(m):
+    """Tells torch that esmm wrote m's tensor (its version counter moves, as
+    an in-place op's would), so that autograd and esmm.torch.Linear see it."""
+    if m.kind == "torch":
+        import torch
+
+        torch.autograd.graph.increment_version(m.array)
+
+
 def zero_fraction(m):
     """Fraction of m's elements that are exactly zero."""
     x = m.array

@@ -41,6 +41,20 @@ def test_torch_out_alpha_beta_and_side_stream(rng):
     assert_close(out.cpu().numpy(), *reference(a, b, 2.0, -1.0, c0))
 
 
+def test_torch_out_moves_its_version_counter(rng):
+    # esmm writes out as an in-place op would: autograd must see it.
+    a, b = cuda(blocky(rng, 32, 48, 0.5)), cuda(blocky(rng, 48, 16, 0.5))
+    out = torch.zeros(32, 16, device="cuda")
+    version = out._version
+    esmm.matmul(a, b, out=out)
+    assert out._version > version
+    w = cuda(blocky(rng, 48, 48, 0.5)).to_sparse_csr()
+    y = torch.zeros(48, 16, device="cuda")
+    version = y._version
+    esmm.csrmm(w, b, out=y)
+    assert y._version > version
+
+
 def test_torch_analyze_reports_what_matmul_runs(rng):
     # C 10 wide (and past the minimum planned work): esmm.matmul runs the
     # dense kernel unplanned, and so does esmm.analyze, though a call given
