@@ -18,7 +18,8 @@
  *     asynchronous on the handle's stream; on the CPU backend they are host
  *     pointers and calls return when the result is in C.
  *   - Every misuse returns a status and leaves the handle usable. The library
- *     never aborts on user input.
+ *     never aborts on user input it checks (CSR arrays it is told to trust
+ *     are the exception: see esmm_csr_t).
  *   - A handle may be used by one host thread at a time. Distinct handles are
  *     independent and may be used concurrently.
  */
@@ -361,8 +362,10 @@ esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t b
  * row_ptr non-decreasing, row_ptr[rows] == nnz, 0 <= col_idx[e] < cols.
  * Column indices may be in any order within a row, and entries repeating a
  * (row, column) pair are summed. The products themselves do not check W:
- * validate input that is not trusted first (invalid CSR gives an undefined
- * result, as in cuSPARSE). rows, cols and nnz are at most INT32_MAX.
+ * validate input that is not trusted first. Invalid CSR is undefined
+ * behaviour, as in cuSPARSE: a product may read or write out of bounds (the
+ * CPU backend's W^T product without esmm_csr_prepare writes through a bad
+ * column index). rows, cols and nnz are at most INT32_MAX.
  *
  * Stored entries behave as in a dense product: a stored weight that is NaN or
  * Inf times a zero of B gives NaN, even on the paths that skip B's zeros.
