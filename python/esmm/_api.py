@@ -59,6 +59,10 @@ def matmul(a, b, *, out=None, alpha=1.0, beta=0.0, transpose_a=False, transpose_
     extracting the operand's again. out must not overlap a or b or be
     read-only (ValueError)."""
     A, B = describe(a, "a"), describe(b, "b")
+    for name, pattern in (("pattern_a", pattern_a), ("pattern_b", pattern_b)):
+        if pattern is not None and not isinstance(pattern, Pattern):
+            raise TypeError(f"{name}: {type(pattern).__name__}; pass a Pattern from "
+                            f"esmm.{name}")
     m, n, k = _product_shape(A, B, transpose_a, transpose_b)
     out, C = _output(out, A, m, n, beta)
     if (C.rows, C.cols) != (m, n):

@@ -91,6 +91,17 @@ def test_reused_pattern_gives_the_same_bits(rng):
             esmm.matmul(a, w, transpose_b=True, pattern_a=pa, pattern_b=kept), every)
 
 
+def test_a_pattern_must_be_a_pattern(rng):
+    a, w = blocky(rng, 16, 24, 0.5), blocky(rng, 24, 8, 0.5)
+    with pytest.raises(TypeError, match="pattern_a: int"):
+        esmm.matmul(a, w, pattern_a=3)
+    with pytest.raises(TypeError, match="pattern_b: ndarray"):
+        esmm.matmul(a, w, pattern_b=w)
+    # Shapes that disagree with the pattern are the library's to refuse.
+    with pytest.raises(esmm.EsmmError):
+        esmm.matmul(a, w, pattern_b=esmm.pattern_b(blocky(rng, 24, 16, 0.5)))
+
+
 def test_patterns_are_neither_copied_nor_pickled(rng):
     # Each Pattern frees its masks once: a copy would free them twice.
     import copy
