@@ -70,7 +70,11 @@ const char *esmm_status_string(esmm_status_t status);
 /* Creates a handle on the requested backend. On failure *handle is NULL. A
  * CUDA handle works on the device current when it is created: as with cuBLAS,
  * that device must be current in every call on the handle and on the patterns
- * and CSR descriptors made with it. */
+ * and CSR descriptors made with it. A call made with another device current
+ * returns ESMM_STATUS_INVALID_VALUE and does nothing. The destroy functions
+ * and esmm_pattern_density are the exception: they make the object's device
+ * current themselves, and the caller's again before they return, so they may
+ * be called with any device current (a garbage collector's, say). */
 esmm_status_t esmm_create(esmm_handle_t *handle, esmm_backend_t backend);
 
 /* Releases the handle and its workspace. NULL is accepted and ignored. On the

@@ -222,6 +222,30 @@ def test_linear_inside_torch_compile(rng):
         assert torch.allclose(compiled(x), want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one CUDA device")
+def test_torch_on_a_second_device_while_the_first_is_current(rng):
+    # Tensors on cuda:1 with cuda:0 current: the products run on cuda:1, and
+    # a pattern made there answers and is freed from cuda:0, which stays
+    # current.
+    import gc
+
+    a, b = blocky(rng, 300, 200, 0.25), blocky(rng, 200, 100, 0.25)
+    x, w = torch.from_numpy(a).to("cuda:1"), torch.from_numpy(b).to("cuda:1")
+    with torch.cuda.device(0):
+        c = esmm.matmul(x, w)
+        pattern = esmm.pattern_b(w)
+        density = pattern.density
+        c_pattern = esmm.matmul(x, w, pattern_b=pattern)
+        torch.cuda.synchronize(1)
+        del pattern
+        gc.collect()
+        assert torch.cuda.current_device() == 0
+    assert c.device == x.device and c_pattern.device == x.device
+    assert 0.0 < density < 1.0
+    for got in (c, c_pattern):
+        assert_close(got.cpu().numpy(), *reference(a, b))
+
+
 def test_cupy_matches_float64(rng):
     cupy = pytest.importorskip("cupy")
     a, b = blocky(rng, 130, 70, 0.25), blocky(rng, 70, 90, 0.25)

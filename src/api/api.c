@@ -76,10 +76,35 @@ esmm_status_t esmm_create(esmm_handle_t *handle, esmm_backend_t backend)
     return ESMM_STATUS_SUCCESS;
 }
 
+esmm_status_t esmm_handle_on_device(esmm_handle_t handle)
+{
+    if (handle->backend != ESMM_BACKEND_CUDA)
+        return ESMM_STATUS_SUCCESS;
+    int current = -1;
+    const esmm_status_t st = esmm_cuda_current_device(&current);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
+    return current == handle->device ? ESMM_STATUS_SUCCESS : ESMM_STATUS_INVALID_VALUE;
+}
+
+int esmm_enter_object_device(esmm_backend_t backend, int device, int *previous)
+{
+    return backend == ESMM_BACKEND_CUDA &&
+           esmm_cuda_enter_device(device, previous) == ESMM_STATUS_SUCCESS;
+}
+
+void esmm_leave_object_device(int switched, int previous)
+{
+    if (switched)
+        esmm_cuda_leave_device(previous);
+}
+
 esmm_status_t esmm_destroy(esmm_handle_t handle)
 {
     if (handle == NULL)
         return ESMM_STATUS_SUCCESS;
+    int previous = 0;
+    const int switched = esmm_enter_object_device(handle->backend, handle->device, &previous);
     esmm_status_t st = ESMM_STATUS_SUCCESS;
     if (handle->backend == ESMM_BACKEND_CUDA)
         st = esmm_cuda_stream_synchronize(handle->stream);
@@ -91,6 +116,7 @@ esmm_status_t esmm_destroy(esmm_handle_t handle)
     esmm_cuda_event_destroy(handle->timer_stop);
     esmm_cuda_event_destroy(handle->stream_switch);
     free(handle);
+    esmm_leave_object_device(switched, previous);
     return st;
 }
 
@@ -130,6 +156,9 @@ esmm_status_t esmm_set_stream(esmm_handle_t handle, void *stream)
         return ESMM_STATUS_NOT_INITIALIZED;
     if (handle->backend == ESMM_BACKEND_CPU && stream != NULL)
         return ESMM_STATUS_NOT_SUPPORTED;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     /* Work queued on the old stream may still use the workspace that calls
      * on the new one will reuse, or write what they will read: a pattern
      * extracted there, before the handle has any workspace. */
@@ -200,6 +229,9 @@ static esmm_status_t check_gemm(esmm_handle_t handle, esmm_operation_t op_a, esm
 {
     if (handle == NULL)
         return ESMM_STATUS_NOT_INITIALIZED;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     if ((op_a != ESMM_OP_N && op_a != ESMM_OP_T) || (op_b != ESMM_OP_N && op_b != ESMM_OP_T))
         return ESMM_STATUS_INVALID_VALUE;
     if (m < 0 || n < 0 || k < 0 || alpha == NULL || beta == NULL)

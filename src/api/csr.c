@@ -19,6 +19,9 @@ esmm_status_t esmm_csr_create(esmm_handle_t handle, int64_t rows, int64_t cols, 
     if (W == NULL || rows < 0 || cols < 0 || nnz < 0 || rows > INT32_MAX || cols > INT32_MAX ||
         nnz > INT32_MAX || row_ptr == NULL || (nnz > 0 && col_idx == NULL))
         return ESMM_STATUS_INVALID_VALUE;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     struct esmm_csr_matrix *d = calloc(1, sizeof *d);
     if (d == NULL)
         return ESMM_STATUS_ALLOC_FAILED;
@@ -52,10 +55,13 @@ esmm_status_t esmm_csr_destroy(esmm_csr_t W)
 {
     if (W == NULL)
         return ESMM_STATUS_SUCCESS;
+    int previous = 0;
+    const int switched = esmm_enter_object_device(W->backend, W->device, &previous);
     esmm_status_t st = ESMM_STATUS_SUCCESS;
     if (W->backend == ESMM_BACKEND_CUDA && W->transpose_memory != NULL)
         st = esmm_cuda_device_synchronize();
     release_transpose(W);
+    esmm_leave_object_device(switched, previous);
     free(W);
     return st;
 }
@@ -73,6 +79,9 @@ esmm_status_t esmm_csr_prepare(esmm_handle_t handle, esmm_csr_t W, esmm_operatio
         return ESMM_STATUS_NOT_INITIALIZED;
     if (W == NULL || !csr_fits(handle, W) || (op != ESMM_OP_N && op != ESMM_OP_T))
         return ESMM_STATUS_INVALID_VALUE;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     if (op == ESMM_OP_N)
         return ESMM_STATUS_SUCCESS;
     release_transpose(W);
@@ -125,7 +134,9 @@ esmm_status_t esmm_csr_validate(esmm_handle_t handle, int64_t rows, int64_t cols
     const esmm_csr_view_t w = {rows, cols, nnz, row_ptr, col_idx, NULL, 0.0f};
     if (handle->backend == ESMM_BACKEND_CPU)
         return esmm_cpu_csr_validate(&w);
-    esmm_status_t st = ESMM_STATUS_SUCCESS;
+    esmm_status_t st = esmm_handle_on_device(handle);
+    if (st != ESMM_STATUS_SUCCESS)
+        return st;
     if (handle->csr_valid_flag == NULL)
         st = esmm_cuda_malloc((void **)&handle->csr_valid_flag, sizeof(int));
     int valid = 0;
@@ -156,6 +167,9 @@ static esmm_status_t check_csrmm(esmm_handle_t handle, esmm_operation_t op, esmm
     if (W == NULL || !csr_fits(handle, W) || (op != ESMM_OP_N && op != ESMM_OP_T) ||
         n < 0 || alpha == NULL || beta == NULL)
         return ESMM_STATUS_INVALID_VALUE;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     const int64_t m = op == ESMM_OP_N ? W->w.rows : W->w.cols;
     const int64_t k = op == ESMM_OP_N ? W->w.cols : W->w.rows;
     if (ldb < (n > 1 ? n : 1) || ldc < (n > 1 ? n : 1))

@@ -109,6 +109,19 @@ struct esmm_csr_matrix {
     void *transpose_memory; /* one block holding the transpose's arrays */
 };
 
+/* ESMM_STATUS_SUCCESS where calls may run on the handle now: always on the
+ * CPU backend; on CUDA while the device it was created on is current, as
+ * esmm_create asks (on another, its memory and streams belong to the wrong
+ * device, and a kernel there would fault); else ESMM_STATUS_INVALID_VALUE. */
+esmm_status_t esmm_handle_on_device(esmm_handle_t handle);
+
+/* For the calls a caller may make with any device current (the destroy
+ * functions and esmm_pattern_density): makes the device of an object of
+ * `backend` current, returning whether it switched and so must
+ * esmm_leave_object_device(previous) before returning. */
+int esmm_enter_object_device(esmm_backend_t backend, int device, int *previous);
+void esmm_leave_object_device(int switched, int previous);
+
 /* C = beta * C (beta == 0 writes zeros without reading C), m x n: the answer
  * when there is no product to add. */
 esmm_status_t esmm_scale_c(esmm_handle_t handle, int64_t m, int64_t n, float beta, float *c,

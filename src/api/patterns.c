@@ -68,7 +68,9 @@ static esmm_status_t extract_pattern(esmm_handle_t handle, int is_b, esmm_operat
         return ESMM_STATUS_NOT_INITIALIZED;
     if (pattern == NULL)
         return ESMM_STATUS_INVALID_VALUE;
-    esmm_status_t st = check_operand(is_b, op, rows, k, x, ld);
+    esmm_status_t st = esmm_handle_on_device(handle);
+    if (st == ESMM_STATUS_SUCCESS)
+        st = check_operand(is_b, op, rows, k, x, ld);
     if (st != ESMM_STATUS_SUCCESS)
         return st;
     struct esmm_operand_pattern *p = calloc(1, sizeof *p);
@@ -120,6 +122,21 @@ esmm_status_t esmm_pattern_extract_b(esmm_handle_t handle, esmm_operation_t op_b
     return extract_pattern(handle, 1, op_b, n, k, B, ldb, pattern);
 }
 
+/* A CUDA pattern's mask bytes, copied to copy once the extraction is done.
+ * It ran on some stream of the creating handle: the whole device (the
+ * pattern's, whichever the caller has current) is waited for, rather than
+ * depend on that stream still existing. */
+static esmm_status_t download_bits(esmm_pattern_t pattern, uint8_t *copy, size_t bytes)
+{
+    int previous = 0;
+    const int switched = esmm_enter_object_device(pattern->backend, pattern->device, &previous);
+    esmm_status_t st = esmm_cuda_device_synchronize();
+    if (st == ESMM_STATUS_SUCCESS)
+        st = esmm_cuda_copy_to_host(copy, pattern->masks.bits, bytes, NULL);
+    esmm_leave_object_device(switched, previous);
+    return st;
+}
+
 esmm_status_t esmm_pattern_density(esmm_pattern_t pattern, double *density)
 {
     if (pattern == NULL || density == NULL)
@@ -134,11 +151,7 @@ esmm_status_t esmm_pattern_density(esmm_pattern_t pattern, double *density)
         copy = malloc(bytes);
         if (copy == NULL)
             return ESMM_STATUS_ALLOC_FAILED;
-        /* The extraction ran on some stream of the creating handle: wait for
-         * the whole device rather than depend on that stream still existing. */
-        esmm_status_t st = esmm_cuda_device_synchronize();
-        if (st == ESMM_STATUS_SUCCESS)
-            st = esmm_cuda_copy_to_host(copy, bits, bytes, NULL);
+        const esmm_status_t st = download_bits(pattern, copy, bytes);
         if (st != ESMM_STATUS_SUCCESS) {
             free(copy);
             return st;
@@ -168,8 +181,11 @@ esmm_status_t esmm_pattern_destroy(esmm_pattern_t pattern)
 {
     if (pattern == NULL)
         return ESMM_STATUS_SUCCESS;
+    int previous = 0;
+    const int switched = esmm_enter_object_device(pattern->backend, pattern->device, &previous);
     free_masks(pattern->backend, &pattern->masks);
     free_on(pattern->backend, pattern->copy);
+    esmm_leave_object_device(switched, previous);
     free(pattern);
     return ESMM_STATUS_SUCCESS;
 }
@@ -195,6 +211,9 @@ esmm_status_t esmm_pattern_keep_copy(esmm_handle_t handle, esmm_pattern_t patter
     if (pattern == NULL || pattern->backend != handle->backend ||
         pattern->device != handle->device)
         return ESMM_STATUS_INVALID_VALUE;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     esmm_status_t st = check_operand(pattern->is_b, pattern->op, pattern->rows, pattern->k, x, ld);
     if (st != ESMM_STATUS_SUCCESS)
         return st;

@@ -126,6 +126,9 @@ esmm_status_t esmm_set_workspace(esmm_handle_t handle, void *workspace, size_t b
     /* The kernels' vector accesses rely on the layout's 256-byte alignment. */
     if (handle->backend == ESMM_BACKEND_CUDA && ((uintptr_t)workspace & 255u) != 0)
         return ESMM_STATUS_INVALID_VALUE;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     esmm_workspace_release(handle);
     if (workspace != NULL) {
         handle->workspace = workspace;
@@ -139,6 +142,9 @@ esmm_status_t esmm_set_timing(esmm_handle_t handle, int enable)
 {
     if (handle == NULL)
         return ESMM_STATUS_NOT_INITIALIZED;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     if (enable && handle->backend == ESMM_BACKEND_CUDA && handle->timer_start == NULL) {
         esmm_status_t st = esmm_cuda_event_create(&handle->timer_start);
         if (st == ESMM_STATUS_SUCCESS)
@@ -164,6 +170,9 @@ esmm_status_t esmm_get_last_info(esmm_handle_t handle, esmm_info_t *info)
         return ESMM_STATUS_NOT_INITIALIZED;
     if (info == NULL)
         return ESMM_STATUS_INVALID_VALUE;
+    const esmm_status_t on_device = esmm_handle_on_device(handle);
+    if (on_device != ESMM_STATUS_SUCCESS)
+        return on_device;
     const esmm_last_call_t *last = &handle->last;
     info->path = last->path;
     info->kernel = last->kernel;

@@ -21,6 +21,12 @@ int esmm_cuda_device_count(void);
 esmm_status_t esmm_cuda_current_device(int *device);
 esmm_status_t esmm_cuda_device_info(int device, esmm_device_info_t *info);
 
+/* Makes `device` current for a call on an object that lives there (a
+ * destroy, say), giving the device that was current in *previous, which
+ * esmm_cuda_leave_device makes current again. */
+esmm_status_t esmm_cuda_enter_device(int device, int *previous);
+void esmm_cuda_leave_device(int previous);
+
 /* Launches remember per device what they asked the driver once (kernels'
  * shared-memory grants, the multiprocessor count); a device reset drops
  * those, so each new handle makes them ask again. */

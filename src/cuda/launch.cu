@@ -91,6 +91,21 @@ extern "C" esmm_status_t esmm_cuda_current_device(int *device)
     return status_from(cudaGetDevice(device));
 }
 
+extern "C" esmm_status_t esmm_cuda_enter_device(int device, int *previous)
+{
+    cudaError_t err = cudaGetDevice(previous);
+    if (err == cudaSuccess && *previous != device)
+        err = cudaSetDevice(device);
+    return status_from(err);
+}
+
+extern "C" void esmm_cuda_leave_device(int previous)
+{
+    int current = previous;
+    if (cudaGetDevice(&current) == cudaSuccess && current != previous)
+        cudaSetDevice(previous);
+}
+
 extern "C" void esmm_cuda_forget_launch_cache(void)
 {
     forget_launch_cache();
