@@ -153,18 +153,24 @@ __device__ __forceinline__ void multiply_entry(const float *entry, int tr, int t
             acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
 }
 
-// Multiplies one strip pair's 32 x 32 block of C (strip_a of op(A), strip_b
-// of op(B)) into C, in the warp's shared space (warp `warp` of the CTA).
 // p: op(A) = A^T stored k x m, op(B) = B stored k x n; A_VEC / B_VEC: 16-byte
 // copies; SPLIT: k cut into ranges of k_per_split.
 template <bool A_VEC, bool B_VEC, bool SPLIT>
-__device__ __forceinline__ void multiply_pair(const esmm_gemm_problem_t &p,
-                                              const esmm_masks_t &masks, int64_t k_per_split,
-                                              float *smem, int warp, int64_t strip_a,
-                                              int64_t strip_b)
+__global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
+    warp_list_kernel(esmm_gemm_problem_t p, esmm_masks_t masks, warp_lists_gate gate,
+                     int64_t k_per_split)
 {
-    const int lane = threadIdx.x % 32;
+    if (!enter_gated(gate))
+        return;
+    extern __shared__ __align__(16) float smem[];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     warp_space<SPLIT> &space = reinterpret_cast<warp_space<SPLIT> *>(smem)[warp];
+    const int64_t strips_b = (p.n + 31) / 32;
+    const int64_t groups_b = (strips_b + WARPS - 1) / WARPS;
+    const int64_t strip_a = blockIdx.x / groups_b;
+    const int64_t strip_b = blockIdx.x % groups_b * WARPS + warp;
+    if (strip_b >= strips_b)
+        return; // no barrier is shared: a warp past n leaves at once
     const int64_t m0 = strip_a * 32, n0 = strip_b * 32;
     const int64_t kblocks = (p.k + 7) / 8;
     const bool words = kblocks % 4 == 0 && (reinterpret_cast<uintptr_t>(masks.a_bits) |
@@ -372,38 +378,6 @@ __device__ __forceinline__ void multiply_pair(const esmm_gemm_problem_t &p,
     }
 }
 
-
-// Strip pairs are numbered in order of strip_a, then strip_b. The grid is
-// as many CTAs as the SMs hold at once, so a launch the plan closes passes
-// through them in one round. Warp w of the grid multiplies pair w first;
-// later pairs it takes in turn from the plan's counter (cleared by the
-// probe), claiming the next before it multiplies the one it holds, so the
-// claim's wait hides behind the work (claims made before any work, all at
-// one address, made the warps of 2048^3 start up to 5 us late).
-template <bool A_VEC, bool B_VEC, bool SPLIT>
-__global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
-    warp_list_kernel(esmm_gemm_problem_t p, esmm_masks_t masks, warp_lists_gate gate,
-                     int64_t k_per_split)
-{
-    if (!enter_gated(gate))
-        return;
-    extern __shared__ __align__(16) float smem[];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const uint64_t strips_b = (uint64_t)(p.n + 31) / 32;
-    const uint64_t pairs = (uint64_t)(p.m + 31) / 32 * strips_b;
-    const unsigned long long first_taken = (unsigned long long)gridDim.x * WARPS;
-    auto claim = [&] {
-        return lane == 0 ? first_taken + atomicAdd(gate.pairs_taken, 1ull) : 0ull;
-    };
-    unsigned long long pair = (unsigned long long)blockIdx.x * WARPS + warp;
-    while (pair < pairs) {
-        const unsigned long long next = claim();
-        multiply_pair<A_VEC, B_VEC, SPLIT>(p, masks, k_per_split, smem, warp,
-                                           (int64_t)(pair / strips_b), (int64_t)(pair % strips_b));
-        pair = __shfl_sync(0xffffffffu, next, 0);
-    }
-}
-
 template <bool A_VEC, bool B_VEC, bool SPLIT>
 cudaError_t launch(const esmm_gemm_problem_t &q, const esmm_masks_t &masks,
                    const warp_lists_gate &gate, int64_t k_per_split, cudaStream_t stream)
@@ -413,14 +387,10 @@ cudaError_t launch(const esmm_gemm_problem_t &q, const esmm_masks_t &masks,
         grant_dynamic_smem(reinterpret_cast<const void *>(kernel), SMEM_BYTES<SPLIT>);
     if (err != cudaSuccess)
         return err;
-    // A CTA a group of WARPS pairs, up to as many as the SMs hold at once.
-    const int64_t pairs = (q.m + 31) / 32 * ((q.n + 31) / 32);
-    int sms = 0;
-    const cudaError_t counted = current_sm_count(&sms);
-    if (counted != cudaSuccess)
-        return counted;
-    const int64_t groups = (pairs + WARPS - 1) / WARPS;
-    const int64_t blocks = groups < (int64_t)sms * CTAS_PER_SM ? groups : (int64_t)sms * CTAS_PER_SM;
+    const int64_t strips_b = (q.n + 31) / 32;
+    const int64_t blocks = (q.m + 31) / 32 * ((strips_b + WARPS - 1) / WARPS);
+    if (blocks > 0x7fffffff)
+        return cudaErrorInvalidConfiguration;
     warp_lists_gate launched = gate;
     launched.settled = settled_launch(gate.settled, false, blocks, CTAS_PER_SM);
     return launch_chained(kernel, (unsigned)blocks, WARPS * 32, SMEM_BYTES<SPLIT>, stream, q,
