@@ -117,8 +117,9 @@ esmm_status_t esmm_handle_on_device(esmm_handle_t handle);
 
 /* For the calls a caller may make with any device current (the destroy
  * functions and esmm_pattern_density): makes the device of an object of
- * `backend` current, returning whether it switched and so must
- * esmm_leave_object_device(previous) before returning. */
+ * `backend` current and returns whether it did; the call then ends with
+ * esmm_leave_object_device(switched, previous), which makes the caller's
+ * device current again. */
 int esmm_enter_object_device(esmm_backend_t backend, int device, int *previous);
 void esmm_leave_object_device(int switched, int previous);
 
