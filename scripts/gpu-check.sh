@@ -130,10 +130,13 @@ if wants sanitize; then
     # The CLI over NT products past 2^32 multiply-adds, one per skipping
     # form (warp lists, pair warps either way, strip warps), checked against
     # the CPU backend; its own buffers are checked too.
+    product=0
     for p in "--m 1031 --n 601 --k 7001 --density-a 0.25 --density-b 0.25" \
              "--m 1031 --n 601 --k 7001 --density-a 0.125" "--m 601 --n 1031 --k 7001 --density-b 0.125" \
              "--m 300 --n 8192 --k 2049 --density-a 0.25 --density-b 0.25"; do
-      log="$OUT/sanitize-$tool-cli.log"
+      product=$((product + 1))
+      # A log per product, so a failing one's stays beside the others'.
+      log="$OUT/sanitize-$tool-cli-$product.log"
       # shellcheck disable=SC2086 # $p is a list of bench arguments
       compute-sanitizer --tool "$tool" --kernel-name-exclude kns=cublas --error-exitcode 99 \
         --print-limit 20 "$esmm" bench $p --transb T --kernel esmm --runs 1 --warmup 0 \
