@@ -256,6 +256,7 @@ typedef struct esmm_plan_stats {
     unsigned long long bits_a, bits_b; /* set mask bits of each operand */
     unsigned long long steps_normal, steps_swapped;
     unsigned long long union_skipped; /* k the union path leaves out (esmm_union_needs_k) */
+    unsigned long long warp_list_pairs; /* strip pairs the warp lists have taken */
     unsigned int blocks_done;   /* the last plan block to finish decides */
     int decision;             /* an esmm_plan_decision_t */
     int orientation;          /* the cheaper skipping orientation, even when dense wins */
@@ -845,7 +846,9 @@ esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, in
                              esmm_union_list_t list, esmm_plan_stats_t *stats, void *stream);
 
 /* The zero-skipping product. plan (device memory, filled by esmm_cuda_plan)
- * is read when skipping by both operands; with planned != 0 the product runs
+ * is read when skipping by both operands, and the warp lists count in it the
+ * strip pairs they take (warp_list_pairs, which the probe cleared); with
+ * planned != 0 the product runs
  * only if the plan selects skipping, and esmm_cuda_run_dense_gated runs the
  * dense kernel only if it does not, so both are queued without the host
  * reading the plan. A product that splits k writes its sums to partials;
@@ -859,7 +862,7 @@ esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, int64_t n, in
  * plan waited for it, so that a launch the plan closes may end without
  * waiting for the kernel ahead; the launches that queue a kernel set it. */
 esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p, const esmm_masks_t *masks,
-                                 esmm_skip_by_t skip, const esmm_plan_stats_t *plan,
+                                 esmm_skip_by_t skip, esmm_plan_stats_t *plan,
                                  int planned, float *partials, float *wide_copy, int *settled,
                                  void *stream);
 /* The dense kernel behind the plan: it runs where the decision is dense, and

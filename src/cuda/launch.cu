@@ -270,7 +270,7 @@ extern "C" esmm_status_t esmm_cuda_plan(const esmm_masks_t *masks, int64_t m, in
 
 extern "C" esmm_status_t esmm_cuda_run_skip(const esmm_gemm_problem_t *p,
                                             const esmm_masks_t *masks, esmm_skip_by_t skip,
-                                            const esmm_plan_stats_t *plan, int planned,
+                                            esmm_plan_stats_t *plan, int planned,
                                             float *partials, float *wide_copy, int *settled,
                                             void *stream)
 {

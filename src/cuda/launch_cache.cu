@@ -16,6 +16,11 @@ struct sm_count {
     int device, sms;
 };
 
+struct resident_count {
+    const void *kernel;
+    int device, threads, smem, blocks;
+};
+
 struct chained_kernel {
     const void *kernel;
     int device;
@@ -26,6 +31,7 @@ std::mutex cache_mutex;
 std::vector<granted_smem> granted;
 std::vector<sm_count> counted;
 std::vector<chained_kernel> chainable;
+std::vector<resident_count> resident;
 
 // The entry of table that `matches`, asked of the driver (`ask` fills it) on
 // first use and kept. The lock is held throughout: asks are rare.
@@ -111,6 +117,35 @@ cudaError_t current_sm_count(int *sms)
     return err;
 }
 
+cudaError_t resident_blocks(const void *kernel, int threads, int smem, int *blocks)
+{
+    *blocks = 0;
+    int device = 0, sms = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err == cudaSuccess)
+        err = current_sm_count(&sms);
+    if (err != cudaSuccess)
+        return err;
+    resident_count entry{};
+    err = find_or_ask(
+        resident,
+        [&](const resident_count &r) {
+            return r.kernel == kernel && r.device == device && r.threads == threads &&
+                   r.smem == smem;
+        },
+        [&](resident_count *r) {
+            *r = resident_count{kernel, device, threads, smem, 0};
+            const cudaError_t e =
+                cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r->blocks, kernel, threads, smem);
+            r->blocks *= sms;
+            return e;
+        },
+        &entry);
+    if (err == cudaSuccess)
+        *blocks = entry.blocks;
+    return err;
+}
+
 cudaError_t chained_config(chained_launch *launch, const void *kernel, dim3 grid, dim3 block,
                            size_t smem, cudaStream_t stream)
 {
@@ -137,4 +172,5 @@ void forget_launch_cache()
     granted.clear();
     counted.clear();
     chainable.clear();
+    resident.clear();
 }

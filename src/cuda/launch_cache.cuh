@@ -14,6 +14,10 @@ cudaError_t grant_dynamic_smem(const void *kernel, int bytes);
 // The current device's multiprocessor count.
 cudaError_t current_sm_count(int *sms);
 
+// How many blocks of kernel (threads each, smem bytes of dynamic shared
+// memory, which must be granted first) the current device holds at once.
+cudaError_t resident_blocks(const void *kernel, int threads, int smem, int *blocks);
+
 // Forgets what was granted and counted: a device reset (cudaDeviceReset)
 // drops the attributes with its context, so handles created after one must
 // grant them again. Called by esmm_create.

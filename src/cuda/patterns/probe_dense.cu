@@ -83,6 +83,7 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK *WARP)
             stats->work = stats->bits_a = stats->bits_b = 0;
             stats->steps_normal = stats->steps_swapped = stats->union_skipped = 0;
             stats->blocks_done = 0;
+            stats->warp_list_pairs = 0;
             stats->decision = ESMM_PLAN_DENSE;
             stats->orientation = stats->form = 0;
         }

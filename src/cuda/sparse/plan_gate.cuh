@@ -49,6 +49,9 @@ struct warp_lists_gate {
     const esmm_plan_stats_t *plan; // device memory
     bool planned;
     bool settled;
+    // The kernel's counter of strip pairs taken (plan's warp_list_pairs);
+    // only the warp-list launch itself needs it.
+    unsigned long long *pairs_taken = nullptr;
 };
 
 template <bool FROM_L2 = false>

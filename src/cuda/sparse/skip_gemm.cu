@@ -428,7 +428,7 @@ static cudaError_t launch_orientation(esmm_gemm_problem_t q, bool transposed_c, 
 }
 
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
-                             esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
+                             esmm_skip_by_t skip, esmm_plan_stats_t *plan, bool planned,
                              float *partials, float *wide_copy, bool &settled,
                              cudaStream_t stream)
 {
@@ -452,8 +452,9 @@ cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &m
     // 2048^3 at d = 0.25 0.0824 against 0.085-0.087; products with one
     // operand skipped, and dense ones, moved by 0.4% or less.
     if (lists) {
-        err = launch_warp_list_gemm(p, masks, warp_lists_gate{plan, planned, settled}, wide_copy,
-                                    stream);
+        err = launch_warp_list_gemm(
+            p, masks, warp_lists_gate{plan, planned, settled, &plan->warp_list_pairs}, wide_copy,
+            stream);
         settled = settled || err == cudaSuccess;
     }
     if (err == cudaSuccess && (skip & ESMM_SKIP_BY_A)) {

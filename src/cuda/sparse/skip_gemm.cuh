@@ -17,6 +17,6 @@ extern "C" {
 // settled: whether the plan's decision is settled for the first launch
 // (plan_gate.cuh); true on return once anything was launched.
 cudaError_t launch_skip_gemm(const esmm_gemm_problem_t &p, const esmm_masks_t &masks,
-                             esmm_skip_by_t skip, const esmm_plan_stats_t *plan, bool planned,
+                             esmm_skip_by_t skip, esmm_plan_stats_t *plan, bool planned,
                              float *partials, float *wide_copy, bool &settled,
                              cudaStream_t stream);
