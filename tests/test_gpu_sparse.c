@@ -60,6 +60,11 @@ static const shape_t shapes[] = {
      * entries (d = 0.125 to 0.5) take both stage depths (warp_list_gemm.cu). */
     {2053, 1031, 2051, 1, 1},
     {1400, 1400, 2200, 1, 1},
+    /* Groups of warp-list pairs (91 strips of A by 23 groups of B's, the
+     * last group one strip short) past three rounds of CTAs on up to 174
+     * SMs: the warp lists' grid is what the SMs hold, its warps claiming
+     * pairs from the plan's counter (warp_list_gemm.cu). */
+    {2900, 2900, 700, 1, 1},
     /* Both sides past the copy rule's edge: with both operands along k (NT,
      * variant 10) the warp lists read a copy of each, at odd sizes; below
      * 2^32 multiply-adds, where the warp lists are not queued, the extraction
