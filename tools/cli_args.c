@@ -253,8 +253,7 @@ void bench_print_usage(FILE *f)
           "|op(B) col| + |beta| |C|), tolerance 8 * 2^-24 * (sqrt(k) + 1), doubled against cuBLAS.\n"
           "C starts as NaN (beta = 0) so unwritten elements fail.\n"
           "\n"
-          "exit status: 0 all good, 1 a check or a kernel failed, 2 bad command line,\n"
-          "3 unreadable, malformed or empty input file, out of memory or CUDA error.\n",
+          ESMM_EXIT_STATUS_HELP,
           f);
 }
 

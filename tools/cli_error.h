@@ -13,6 +13,12 @@ enum {
                                  * memory, CUDA error */
 };
 
+/* The codes as `esmm --help` and `esmm bench --help` state them (the CSR
+ * bench and analyze word codes 1 and 2 for what they check). */
+#define ESMM_EXIT_STATUS_HELP                                                     \
+    "exit status: 0 all good, 1 a check or a kernel failed, 2 bad command line,\n" \
+    "3 unreadable, malformed or empty input file, out of memory or CUDA error.\n"
+
 typedef struct {
     char text[512];
 } cli_error_t;

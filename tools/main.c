@@ -24,8 +24,7 @@ static void print_usage(FILE *f)
           "  esmm <command> --help   options of a command\n"
           "  esmm --version          the library version\n"
           "\n"
-          "exit status: 0 all good, 1 a check or a kernel failed, 2 bad command line,\n"
-          "3 unreadable, malformed or empty input file, out of memory or CUDA error.\n",
+          ESMM_EXIT_STATUS_HELP,
           f);
 }
 
