@@ -260,13 +260,17 @@ static void check_probe(buffers_t *b, const float *host_base, const float *dev_b
     const unsigned matrix_slices = total.slices >> matrix_shift & 0xffffu;
     const unsigned mask_zero = total.zeros >> mask_shift & 0xffffu;
     const unsigned mask_slices = total.slices >> mask_shift & 0xffffu;
+    /* The given side's NaN/Inf go unread here, so it counts as holding some. */
+    const unsigned given_side = is_a ? ESMM_OPERAND_B : ESMM_OPERAND_A;
     CHECK(matrix_zero == want_zero && matrix_slices == want_slices && mask_zero == want_zero &&
               mask_slices == want_slices && got.work == 0 && got.blocks_done == 0 &&
-              got.decision == ESMM_PLAN_DENSE,
+              got.decision == ESMM_PLAN_DENSE && got.nonfinite_seen == given_side &&
+              got.finite == 0,
           "%s: probe counts %u / %u zero slices from the matrix, %u / %u from the masks, the "
-          "CPU %u / %u (work %llu, blocks_done %u, decision %d after clearing)",
+          "CPU %u / %u (work %llu, blocks_done %u, decision %d, NaN/Inf seen %u, finite %u "
+          "after clearing)",
           label, matrix_zero, matrix_slices, mask_zero, mask_slices, want_zero, want_slices,
-          got.work, got.blocks_done, got.decision);
+          got.work, got.blocks_done, got.decision, got.nonfinite_seen, got.finite);
     /* Without sampling (a named skipping kernel) it only clears. */
     cuda_must(cudaMemsetAsync(b->stats_dev, 0xA5, sizeof *b->stats_dev, stream), "cudaMemsetAsync");
     CHECK(esmm_cuda_probe(&p, &given, 0, b->stats_dev, stream) == ESMM_STATUS_SUCCESS,

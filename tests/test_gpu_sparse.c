@@ -1102,6 +1102,93 @@ static void check_union_nonfinite(esmm_handle_t h, esmm_operation_t op_a, int64_
     tight_free(&t);
 }
 
+/* Both operands sparse in strip blocks (a strip of 32 lines holds nonzeros
+ * at k with probability 0.25), and one of them, X, holding NaN and Inf at
+ * k where a strip of the other is zero: those k are needed all the same
+ * (0 x NaN and 0 x Inf are NaN). The extraction must mark X as holding
+ * NaN/Inf, or the warp lists would leave its NaN/Inf bytes unread
+ * (esmm_plan_stats_t's finite). nan_in_a: X is op(A), else B. Every
+ * skipping kernel, forced and as the planner's choice, must give the dense
+ * kernel's bits; lists_shape: forced joint skipping runs the warp lists. */
+static void check_nonfinite_beside_zeros(esmm_handle_t h, esmm_operation_t op_a, int64_t m,
+                                         int64_t n, int64_t k, int nan_in_a, int lists_shape)
+{
+    const char *what = nan_in_a ? "NaN/Inf in op(A)" : "NaN/Inf in op(B)";
+    tight_problem_t t;
+    if (!tight_alloc(&t, op_a, m, n, k, what))
+        return;
+    uint64_t rng = 0xF011u + (uint64_t)k;
+    /* Strip s of op(A) (op(B)) holds nonzeros at kk where on_a (on_b). */
+    const int64_t strips_a = esmm_pattern_strips(m), strips_b = esmm_pattern_strips(n);
+    unsigned char *on_a = host_alloc(strips_a * k, 1), *on_b = host_alloc(strips_b * k, 1);
+    for (int64_t i = 0; i < strips_a * k; i++)
+        on_a[i] = rng_uniform(&rng) < 0.25;
+    for (int64_t i = 0; i < strips_b * k; i++)
+        on_b[i] = rng_uniform(&rng) < 0.25;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t kk = 0; kk < k; kk++)
+            *tight_a(&t, i, kk) = on_a[i / ESMM_PATTERN_STRIP * k + kk] ? nonzero_value(&rng) : 0.0f;
+    for (int64_t kk = 0; kk < k; kk++)
+        for (int64_t j = 0; j < n; j++)
+            t.b[kk * n + j] = on_b[j / ESMM_PATTERN_STRIP * k + kk] ? nonzero_value(&rng) : 0.0f;
+    /* The first k where strips 0 and 1 of the other operand are zero. */
+    const unsigned char *other = nan_in_a ? on_b : on_a;
+    int64_t k0 = -1, k1 = -1;
+    for (int64_t kk = 0; kk < k; kk++) {
+        if (k0 < 0 && !other[kk])
+            k0 = kk;
+        if (k1 < 0 && !other[k + kk])
+            k1 = kk;
+    }
+    free(on_a);
+    free(on_b);
+    /* NaN beside the other's strip 0 and Inf beside its strip 1: C(7, 0..31)
+     * and C(9, 32..63) are NaN (nan_in_a), or C(0..31, 7) and C(32..63, 9). */
+    if (nan_in_a) {
+        *tight_a(&t, 7, k0) = NAN;
+        *tight_a(&t, 9, k1) = INFINITY;
+    } else {
+        t.b[k0 * n + 7] = NAN;
+        t.b[k1 * n + 9] = INFINITY;
+    }
+    tight_upload(&t);
+    const float alpha = 1.0f, beta = 0.0f;
+    CHECK(esmm_set_min_planned_work(h, 0) == ESMM_STATUS_SUCCESS, "esmm_set_min_planned_work");
+    static const char *const kernels[] = {"pipelined", "sparse-a", "sparse-b", "sparse-joint",
+                                          NULL};
+    for (size_t q = 0; q < COUNT_OF(kernels); q++) {
+        const char *name = kernels[q] != NULL ? kernels[q] : "esmm_sgemm";
+        esmm_info_t info;
+        const int have_info = tight_run(h, &t, kernels[q], &alpha, &beta, what, &info);
+        float *out = q == 0 ? t.dense : t.got;
+        device_download(out, t.c_dev, t.c_len * sizeof(float));
+        if (q == 0) {
+            const int64_t nan_0 = nan_in_a ? 7 * n + 0 : 0 * n + 7;
+            const int64_t nan_1 = nan_in_a ? 9 * n + 32 : 32 * n + 9;
+            CHECK(isnan(out[nan_0]) && isnan(out[nan_1]),
+                  "%s, %lldx%lldx%lld: the dense kernel's C lacks the NaN of 0 x NaN and 0 x Inf",
+                  what, (long long)m, (long long)n, (long long)k);
+            continue;
+        }
+        if (lists_shape && kernels[q] != NULL && strcmp(kernels[q], "sparse-joint") == 0)
+            CHECK(have_info && info.form != NULL && strcmp(info.form, "warp lists") == 0,
+                  "%s, %lldx%lldx%lld: sparse-joint ran \"%s\", not the warp lists", what,
+                  (long long)m, (long long)n, (long long)k,
+                  have_info && info.form ? info.form : "no form");
+        int64_t bad = 0, first = -1;
+        for (size_t idx = 0; idx < t.c_len; idx++)
+            if (float_bits(out[idx]) != float_bits(t.dense[idx]) && bad++ == 0)
+                first = (int64_t)idx;
+        CHECK(bad == 0, "%s, %lldx%lldx%lld, %s: %lld values differ from the dense kernel's bits, "
+              "first C(%lld, %lld) = %g, dense %g", what, (long long)m, (long long)n,
+              (long long)k, name, (long long)bad, (long long)(first / n), (long long)(first % n),
+              first >= 0 ? (double)out[first] : 0.0, first >= 0 ? (double)t.dense[first] : 0.0);
+    }
+    CHECK(esmm_set_min_planned_work(h, ESMM_DEFAULT_MIN_PLANNED_WORK) == ESMM_STATUS_SUCCESS,
+          "esmm_set_min_planned_work back");
+    tight_free(&t);
+}
+
 int main(void)
 {
     if (!cuda_device_present("GPU zero-skipping tests"))
@@ -1130,6 +1217,11 @@ int main(void)
     check_underflowing_products(h, ESMM_OP_T, 2053, 1031, 2051);
     check_union_nonfinite(h, ESMM_OP_N, 300, 260, 515);
     check_union_nonfinite(h, ESMM_OP_T, 1000, 777, 2049);
+    for (int nan_in_a = 0; nan_in_a < 2; nan_in_a++) {
+        check_nonfinite_beside_zeros(h, ESMM_OP_N, 300, 260, 515, nan_in_a, 0);
+        /* The shape whose forced joint skipping runs the warp lists (above). */
+        check_nonfinite_beside_zeros(h, ESMM_OP_T, 2053, 1031, 2051, nan_in_a, 1);
+    }
     /* Every form of the skipping kernel ran (as esmm_get_last_info reports),
      * each checked bit for bit above. */
     CHECK(forms_run[0] > 0 && forms_run[1] > 0 && forms_run[2] > 0 && forms_run[3] > 0,

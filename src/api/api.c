@@ -316,7 +316,8 @@ static int pattern_fits(esmm_handle_t handle, esmm_pattern_t pattern, int is_b,
  * the dense probe runs first and, where it sends the product to the dense
  * path (esmm_probe_dense of *stats), nothing is extracted: on the CPU the
  * host sees its counts in *stats, on the GPU the extraction reads them and
- * may also write extraction_copy into wide_copy. */
+ * may also write extraction_copy into wide_copy. On the GPU the extraction
+ * also marks the operands where it finds NaN/Inf (stats->nonfinite_seen). */
 static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_t *p,
                                   esmm_pattern_t pattern_a, esmm_pattern_t pattern_b,
                                   const esmm_workspace_layout_t *layout, int probe,
@@ -349,7 +350,7 @@ static esmm_status_t gather_masks(esmm_handle_t handle, const esmm_gemm_problem_
         if (st == ESMM_STATUS_SUCCESS)
             st = esmm_cuda_extract_both(p, pattern_a ? NULL : a->bits, a->nonfinite,
                                         pattern_b ? NULL : b->bits, b->nonfinite,
-                                        probe ? stats : NULL, extraction_copy, wide_copy,
+                                        stats, extraction_copy, wide_copy,
                                         handle->stream);
     } else if (st == ESMM_STATUS_SUCCESS) {
         *stats = (esmm_plan_stats_t){0};

@@ -205,15 +205,16 @@ typedef enum {
 
 /* Both operands of a product in one launch (the two above, sharing the GPU);
  * an operand whose bits are NULL is not read (its pattern was given). With
- * gate (device memory, filled by esmm_cuda_probe) the launch does nothing
- * when the probe sends the product to the dense path. extraction_copy (an
- * esmm_copied_t set from esmm_copies_held, of operands read here; with
- * gate only) names the k-major copies the launch also writes, each at its
- * place in wide_copy (esmm_wide_copy_b_at), where the probe's counts say so
- * (esmm_extraction_copy_made). */
+ * stats (device memory, filled by esmm_cuda_probe) the launch does nothing
+ * when the probe sends the product to the dense path, and marks in
+ * stats->nonfinite_seen each operand where it finds NaN/Inf.
+ * extraction_copy (an esmm_copied_t set from esmm_copies_held, of operands
+ * read here; with stats only) names the k-major copies the launch also
+ * writes, each at its place in wide_copy (esmm_wide_copy_b_at), where the
+ * probe's counts say so (esmm_extraction_copy_made). */
 esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
                                      uint8_t *a_nonfinite, uint8_t *b_bits,
-                                     uint8_t *b_nonfinite, const struct esmm_plan_stats *gate,
+                                     uint8_t *b_nonfinite, struct esmm_plan_stats *stats,
                                      esmm_copied_t extraction_copy, float *wide_copy,
                                      void *stream);
 
@@ -230,6 +231,10 @@ typedef enum {
     ESMM_SKIP_BY_B = 2,
     ESMM_SKIP_BY_BOTH = 3
 } esmm_skip_by_t;
+
+/* The operands as bits (esmm_plan_stats_t's nonfinite_seen and finite). */
+#define ESMM_OPERAND_A 1u
+#define ESMM_OPERAND_B 2u
 
 /* Counts of the dense probe, packed: op(A)'s in the low 16 bits, op(B)'s in
  * the high (at most 8 * ESMM_PROBE_BLOCKS each), so slots add as words. */
@@ -261,6 +266,12 @@ typedef struct esmm_plan_stats {
     int decision;             /* an esmm_plan_decision_t */
     int orientation;          /* the cheaper skipping orientation, even when dense wins */
     int form;                 /* the skipping kernel's form that runs (esmm_plan_form_t) */
+    /* NaN/Inf (ESMM_OPERAND_* bits): nonfinite_seen, the operands whose
+     * extraction found a NaN/Inf slice, or whose masks were given (set by
+     * the probe, as nothing here read them); finite, the others, written by
+     * the plan's last block (0 until then: a plan that did not finish proves
+     * nothing). The warp lists leave a finite operand's NaN/Inf bytes unread. */
+    unsigned int nonfinite_seen, finite;
     /* The dense probe's counts (patterns/pattern_layout.h), one slot per
      * probe CTA (on the CPU, the totals in slot 0): all 0 when no probe ran. */
     esmm_probe_slot_t probe[ESMM_PROBE_SLOTS];

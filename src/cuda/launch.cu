@@ -214,7 +214,7 @@ extern "C" esmm_status_t esmm_cuda_extract_b(esmm_operation_t op, const float *b
 extern "C" esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, uint8_t *a_bits,
                                                 uint8_t *a_nonfinite, uint8_t *b_bits,
                                                 uint8_t *b_nonfinite,
-                                                const esmm_plan_stats_t *gate,
+                                                esmm_plan_stats_t *stats,
                                                 esmm_copied_t extraction_copy,
                                                 float *wide_copy, void *stream)
 {
@@ -222,7 +222,7 @@ extern "C" esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, ui
         extraction_of_a(p->op_a, p->a, p->lda, p->m, p->k, a_bits, a_nonfinite);
     pattern_extraction b =
         extraction_of_b(p->op_b, p->b, p->ldb, p->k, p->n, b_bits, b_nonfinite);
-    if (gate != nullptr && wide_copy != nullptr) {
+    if (stats != nullptr && wide_copy != nullptr) {
         if (extraction_copy & ESMM_COPY_A) {
             a.copy = wide_copy + copy_offset(*p, ESMM_COPY_A);
             a.copied = ESMM_COPY_A;
@@ -233,7 +233,7 @@ extern "C" esmm_status_t esmm_cuda_extract_both(const esmm_gemm_problem_t *p, ui
         }
     }
     return status_from(launch_extract_patterns(a_bits != nullptr ? &a : nullptr,
-                                               b_bits != nullptr ? &b : nullptr, gate,
+                                               b_bits != nullptr ? &b : nullptr, stats,
                                                static_cast<cudaStream_t>(stream)));
 }
 

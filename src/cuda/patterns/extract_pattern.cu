@@ -132,7 +132,17 @@ struct extract_args {
     int64_t tiles_across, tiles;
     int64_t strips, kblocks;
     uint8_t *bits, *nonfinite;
+    unsigned *nonfinite_seen; // where NaN/Inf found is marked (nullptr: nowhere)
+    unsigned operand;         // this operand's ESMM_OPERAND_* bit
 };
+
+// Marks the operand in a.nonfinite_seen where any lane of the warp found
+// NaN/Inf: one atomic a warp at most, none on finite data.
+__device__ __forceinline__ void mark_nonfinite(const extract_args &a, int lane, bool found)
+{
+    if (__any_sync(ALL_LANES, found) && lane == 0 && a.nonfinite_seen != nullptr)
+        atomicOr(a.nonfinite_seen, a.operand);
+}
 
 // The k-major copy an operand of a launch writes (strips of stored rows).
 struct copy_args {
@@ -154,6 +164,7 @@ __device__ __forceinline__ void write_kblock_byte(const extract_args &a, int lan
     for (int i = 0; i < LANE_COLS; ++i)
         nibbles |= (uint32_t)(c[i] != 0) << i | (uint32_t)(c[i] >= INF_BITS) << (i + 4);
     const uint32_t partner = __shfl_xor_sync(ALL_LANES, nibbles, 1);
+    mark_nonfinite(a, lane, write && kb < a.kblocks && (nibbles & 0xf0u) != 0);
     const bool low = lane % 2 == 0;
     const uint32_t lo = low ? nibbles : partner, hi = low ? partner : nibbles;
     if (write && kb < a.kblocks) {
@@ -268,6 +279,7 @@ __device__ __forceinline__ void extract_strips_of_cols(const extract_args &a, in
         nonzero_rows |= __shfl_xor_sync(ALL_LANES, nonzero_rows, offset);
         nonfinite_rows |= __shfl_xor_sync(ALL_LANES, nonfinite_rows, offset);
     }
+    mark_nonfinite(a, lane, nonfinite_rows != 0);
     // Lanes 0-3 of a strip write its nonzero bytes, lanes 4-7 its nonfinite bytes.
     constexpr int row_bytes = TILE_ROWS / ESMM_PATTERN_BK;
     const int lane_in_strip = lane % strip_lanes;
@@ -348,7 +360,7 @@ cudaError_t describe(const pattern_extraction &e, extract_args *args, int64_t *b
         tiles_across, tiles,
         esmm_pattern_strips(by_rows ? e.rows : e.cols),
         esmm_pattern_kblocks(by_rows ? e.cols : e.rows),
-        e.bits, e.nonfinite};
+        e.bits, e.nonfinite, nullptr, 0};
     *blocks = (tiles + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
     return cudaSuccess;
 }
@@ -357,7 +369,7 @@ cudaError_t describe(const pattern_extraction &e, extract_args *args, int64_t *b
 
 cudaError_t launch_extract_patterns(const pattern_extraction *first,
                                     const pattern_extraction *second,
-                                    const esmm_plan_stats_t *gate, cudaStream_t stream)
+                                    esmm_plan_stats_t *stats, cudaStream_t stream)
 {
     extract_args args[2] = {};
     int64_t blocks[2] = {0, 0};
@@ -369,6 +381,10 @@ cudaError_t launch_extract_patterns(const pattern_extraction *first,
         const cudaError_t err = describe(*each[i], &args[i], &blocks[i]);
         if (err != cudaSuccess)
             return err;
+        if (stats != nullptr) {
+            args[i].nonfinite_seen = &stats->nonfinite_seen;
+            args[i].operand = i == 0 ? ESMM_OPERAND_A : ESMM_OPERAND_B;
+        }
         if (each[i]->copy != nullptr && blocks[i] > 0)
             copy[i] = copy_args{each[i]->copy, esmm_wide_copy_ld(each[i]->rows),
                                 (int)each[i]->copied};
@@ -378,5 +394,6 @@ cudaError_t launch_extract_patterns(const pattern_extraction *first,
     if (blocks[0] + blocks[1] > INT_MAX)
         return cudaErrorInvalidConfiguration;
     return launch_chained(extract_pattern_kernel, (unsigned)(blocks[0] + blocks[1]), THREADS, 0,
-                          stream, args[0], args[1], (unsigned)blocks[0], gate, copy[0], copy[1]);
+                          stream, args[0], args[1], (unsigned)blocks[0],
+                          static_cast<const esmm_plan_stats_t *>(stats), copy[0], copy[1]);
 }

@@ -30,10 +30,12 @@ struct pattern_extraction {
 };
 
 // Reads each given operand (either may be nullptr) once and writes every
-// byte of its bits and nonfinite, both operands in one launch; with gate
-// (device memory), nothing where the dense probe's counts there send the
-// product to the dense path (esmm_probe_dense). Nothing is allocated and
-// nothing waits for the host; empty matrices launch nothing.
+// byte of its bits and nonfinite, both operands in one launch; with stats
+// (device memory; first is then op(A), second op(B)), nothing where the
+// dense probe's counts there send the product to the dense path
+// (esmm_probe_dense), and each operand where NaN/Inf is found is marked in
+// stats->nonfinite_seen. Nothing is allocated and nothing waits for the
+// host; empty matrices launch nothing.
 cudaError_t launch_extract_patterns(const pattern_extraction *first,
                                     const pattern_extraction *second,
-                                    const esmm_plan_stats_t *gate, cudaStream_t stream);
+                                    esmm_plan_stats_t *stats, cudaStream_t stream);

@@ -86,6 +86,10 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK *WARP)
             stats->warp_list_pairs = 0;
             stats->decision = ESMM_PLAN_DENSE;
             stats->orientation = stats->form = 0;
+            // A given pattern's NaN/Inf bytes are not read in this call.
+            stats->nonfinite_seen = (first.given != nullptr ? ESMM_OPERAND_A : 0u) |
+                                    (second.given != nullptr ? ESMM_OPERAND_B : 0u);
+            stats->finite = 0;
         }
     }
     __syncthreads();

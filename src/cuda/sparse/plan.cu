@@ -268,6 +268,8 @@ __global__ void __launch_bounds__(THREADS)
         totals.steps_swapped = atomicAdd(&stats->steps_swapped, 0ull);
         totals.work = atomicAdd(&stats->work, 0ull);
         totals.union_skipped = atomicAdd(&stats->union_skipped, 0ull);
+        // The extraction, done before this kernel started, marked NaN/Inf.
+        stats->finite = ~atomicOr(&stats->nonfinite_seen, 0u) & (ESMM_OPERAND_A | ESMM_OPERAND_B);
         // The copy the extraction made, by the rule it read the probe with.
         const esmm_probe_slot_t probe = esmm_probe_totals(stats);
         const esmm_copied_t made = esmm_extraction_copy_made(

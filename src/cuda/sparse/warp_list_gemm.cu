@@ -91,7 +91,8 @@ __device__ __forceinline__ unsigned mask_word(const uint8_t *row, int64_t w, int
     return v;
 }
 
-// The strip pair's mask rows, each kblocks bytes.
+// The strip pair's mask rows, each kblocks bytes; a NaN/Inf row is nullptr
+// where the plan found that operand finite, and reads as zeros.
 struct pair_masks {
     const uint8_t *a, *a_nonfinite, *b, *b_nonfinite;
     int64_t kblocks;
@@ -100,8 +101,9 @@ struct pair_masks {
     // Bit i of the word: k = 32 w + i is needed.
     __device__ __forceinline__ unsigned need(int64_t w) const
     {
-        return (mask_word(a, w, kblocks, words) | mask_word(b_nonfinite, w, kblocks, words)) &
-               (mask_word(b, w, kblocks, words) | mask_word(a_nonfinite, w, kblocks, words));
+        const unsigned a_nan = a_nonfinite ? mask_word(a_nonfinite, w, kblocks, words) : 0u;
+        const unsigned b_nan = b_nonfinite ? mask_word(b_nonfinite, w, kblocks, words) : 0u;
+        return (mask_word(a, w, kblocks, words) | b_nan) & (mask_word(b, w, kblocks, words) | a_nan);
     }
 };
 
@@ -175,9 +177,9 @@ __device__ __forceinline__ void multiply_pair(const esmm_gemm_problem_t &p,
                                                    4 ==
                                                0;
     const pair_masks pair = {masks.a_bits + strip_a * kblocks,
-                             masks.a_nonfinite + strip_a * kblocks,
+                             masks.a_nonfinite ? masks.a_nonfinite + strip_a * kblocks : nullptr,
                              masks.b_bits + strip_b * kblocks,
-                             masks.b_nonfinite + strip_b * kblocks,
+                             masks.b_nonfinite ? masks.b_nonfinite + strip_b * kblocks : nullptr,
                              kblocks,
                              words};
     const int64_t mask_words = (kblocks + 3) / 4;
@@ -390,6 +392,11 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
 {
     if (!enter_gated(gate))
         return;
+    // The NaN/Inf bytes of an operand the plan found finite would add no k
+    // to a list: they go unread.
+    const unsigned finite = gate.plan->finite;
+    const esmm_masks_t read = {masks.a_bits, finite & ESMM_OPERAND_A ? nullptr : masks.a_nonfinite,
+                               masks.b_bits, finite & ESMM_OPERAND_B ? nullptr : masks.b_nonfinite};
     extern __shared__ __align__(16) float smem[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int64_t strips_b = (p.n + 31) / 32;
@@ -398,7 +405,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
         const int64_t strip_b = blockIdx.x % groups_b * WARPS + warp;
         // No barrier is shared: a warp past n leaves at once.
         if (strip_b < strips_b)
-            multiply_pair<A_VEC, B_VEC, SPLIT>(p, masks, k_per_split, smem, warp,
+            multiply_pair<A_VEC, B_VEC, SPLIT>(p, read, k_per_split, smem, warp,
                                                blockIdx.x / groups_b, strip_b);
         return;
     }
@@ -411,7 +418,7 @@ __global__ void __launch_bounds__(WARPS * 32, CTAS_PER_SM)
             lane == 0 ? first_taken + atomicAdd(gate.pairs_taken, 1ull) : 0ull;
         const uint64_t strip_b = pair % row_pairs;
         if (strip_b < (uint64_t)strips_b)
-            multiply_pair<A_VEC, B_VEC, SPLIT>(p, masks, k_per_split, smem, warp,
+            multiply_pair<A_VEC, B_VEC, SPLIT>(p, read, k_per_split, smem, warp,
                                                (int64_t)(pair / row_pairs), (int64_t)strip_b);
         pair = __shfl_sync(0xffffffffu, next, 0);
     }
