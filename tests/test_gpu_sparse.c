@@ -973,6 +973,21 @@ static int tight_run(esmm_handle_t h, const tight_problem_t *t, const char *kern
     return esmm_get_last_info(h, info) == ESMM_STATUS_SUCCESS;
 }
 
+/* t's got must hold the dense kernel's bits (NaN included) in every value;
+ * what and name (the path) label the check. */
+static void tight_check_dense_bits(const tight_problem_t *t, const char *what, const char *name)
+{
+    int64_t bad = 0, first = -1;
+    for (size_t idx = 0; idx < t->c_len; idx++)
+        if (float_bits(t->got[idx]) != float_bits(t->dense[idx]) && bad++ == 0)
+            first = (int64_t)idx;
+    CHECK(bad == 0, "%s, %lldx%lldx%lld, %s: %lld values differ from the dense kernel's bits, "
+          "first C(%lld, %lld) = %g, dense %g", what, (long long)t->m, (long long)t->n,
+          (long long)t->k, name, (long long)bad, (long long)(first / t->n),
+          (long long)(first % t->n), first >= 0 ? (double)t->got[first] : 0.0,
+          first >= 0 ? (double)t->dense[first] : 0.0);
+}
+
 static void tight_free(tight_problem_t *t)
 {
     device_free(t->a_dev);
@@ -1087,15 +1102,7 @@ static void check_union_nonfinite(esmm_handle_t h, esmm_operation_t op_a, int64_
                   "0 x NaN and 0 x Inf", (long long)m, (long long)n, (long long)k);
             continue;
         }
-        int64_t bad = 0, first = -1;
-        for (size_t idx = 0; idx < t.c_len; idx++)
-            if (float_bits(out[idx]) != float_bits(t.dense[idx]) && bad++ == 0)
-                first = (int64_t)idx;
-        CHECK(bad == 0, "union with NaN/Inf, %lldx%lldx%lld, %s: %lld values differ from the "
-              "dense kernel's bits, first C(%lld, %lld) = %g, dense %g", (long long)m,
-              (long long)n, (long long)k, name, (long long)bad, (long long)(first / n),
-              (long long)(first % n), first >= 0 ? (double)out[first] : 0.0,
-              first >= 0 ? (double)t.dense[first] : 0.0);
+        tight_check_dense_bits(&t, "union with NaN/Inf", name);
     }
     CHECK(esmm_set_min_planned_work(h, ESMM_DEFAULT_MIN_PLANNED_WORK) == ESMM_STATUS_SUCCESS,
           "esmm_set_min_planned_work back");
@@ -1175,14 +1182,7 @@ static void check_nonfinite_beside_zeros(esmm_handle_t h, esmm_operation_t op_a,
                   "%s, %lldx%lldx%lld: sparse-joint ran \"%s\", not the warp lists", what,
                   (long long)m, (long long)n, (long long)k,
                   have_info && info.form ? info.form : "no form");
-        int64_t bad = 0, first = -1;
-        for (size_t idx = 0; idx < t.c_len; idx++)
-            if (float_bits(out[idx]) != float_bits(t.dense[idx]) && bad++ == 0)
-                first = (int64_t)idx;
-        CHECK(bad == 0, "%s, %lldx%lldx%lld, %s: %lld values differ from the dense kernel's bits, "
-              "first C(%lld, %lld) = %g, dense %g", what, (long long)m, (long long)n,
-              (long long)k, name, (long long)bad, (long long)(first / n), (long long)(first % n),
-              first >= 0 ? (double)out[first] : 0.0, first >= 0 ? (double)t.dense[first] : 0.0);
+        tight_check_dense_bits(&t, what, name);
     }
     CHECK(esmm_set_min_planned_work(h, ESMM_DEFAULT_MIN_PLANNED_WORK) == ESMM_STATUS_SUCCESS,
           "esmm_set_min_planned_work back");
